@@ -1,0 +1,70 @@
+# puls.proxmox — developer entry points. `make test` and `make demo` work on a fresh clone.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# The checkout seen as ansible_collections/puls/proxmox, as Ansible and pytest import it.
+COLLECTIONS := .build/collections
+LINK := $(COLLECTIONS)/ansible_collections/puls/proxmox
+# ansible-test needs a real directory named ansible_collections/puls/proxmox (no symlink).
+SANITY_ROOT := .build/ansible-test/ansible_collections/puls/proxmox
+NETNS := hacking/netns-run
+PYTEST := $(BIN)/python -m pytest
+
+export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(COLLECTIONS)
+
+.PHONY: help setup test sanity lint unit integration lab demo clean
+
+help:
+	@echo "make test   set up .venv and run every test stage (sanity, lint, unit, integration)"
+	@echo "make demo   set up, start the local Proxmox lab and show the collection against it"
+	@echo "make lab    run the local Proxmox lab in the foreground and print its PROXMOX_* settings"
+
+$(STAMP): tests/requirements.txt requirements.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
+	@touch $@
+
+$(LINK):
+	@mkdir -p $(dir $@)
+	@ln -sfn ../../../.. $@
+
+setup: $(STAMP) $(LINK)
+
+test: setup
+	@$(MAKE) --no-print-directory sanity lint unit integration
+
+sanity: setup
+	@echo "== stage: ansible-test sanity"
+	@mkdir -p ~/.ansible/test/cache
+	@cp hacking/get_pip_offline.py ~/.ansible/test/cache/get_pip_24_2.py
+	@rm -rf $(SANITY_ROOT) && mkdir -p $(SANITY_ROOT)
+	@git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C $(SANITY_ROOT)
+	@cd $(SANITY_ROOT) && $(CURDIR)/$(BIN)/ansible-test sanity --venv --python 3.11 --color no 2>&1 \
+	    | tee $(CURDIR)/.build/sanity.log | grep -vE '^(Running sanity test|Read [0-9]+ sanity)' || true
+	@ran=$$(grep -c '^Running sanity test' .build/sanity.log || true); \
+	 failed=$$(grep -cE '^ERROR: (The [0-9]+ sanity test|Found [0-9]+ )' .build/sanity.log || true); \
+	 echo "sanity: $$ran tests run, $$failed failed"; test "$$failed" = 0 && ! grep -q '^FATAL' .build/sanity.log
+
+lint: setup
+	@echo "== stage: ansible-lint (production profile)"
+	@$(BIN)/ansible-lint --profile production --offline -q 2>&1 | tail -n 20
+
+unit: setup
+	@echo "== stage: unit tests"
+	@$(PYTEST) tests/unit -q
+
+integration: setup
+	@echo "== stage: integration tests (lab, private network namespace)"
+	@$(NETNS) $(PYTEST) tests/lab_tests tests/integration -q -n 2
+
+lab: setup
+	@PYTHONPATH=tests $(BIN)/python -m lab --state-dir .lab
+
+demo: setup
+	@hacking/demo
+
+clean:
+	rm -rf .build .lab
