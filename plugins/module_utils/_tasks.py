@@ -1,0 +1,99 @@
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright (c) 2026, puls.proxmox contributors
+"""Waiting for what PVE does in the background: tasks (UPIDs) and guest config locks."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+
+LOG_TAIL_LINES = 10
+# A task log is fetched in one request; PVE's default page is 50 lines.
+LOG_FETCH_LIMIT = 50000
+# Polling starts fast (most tasks take a second) and slows down for long ones.
+FIRST_POLL = 0.2
+POLL_GROWTH = 1.5
+MAX_POLL = 3.0
+# A status request right after the POST can fail (PVE has not registered the task yet); this long, it is tolerated.
+STATUS_GRACE = 20.0
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """A finished task: exitstatus is 'OK' or 'WARNINGS: n'; warnings are the WARN lines of its log."""
+
+    upid: str | None
+    exitstatus: str = 'OK'
+    warnings: tuple = ()
+
+
+def parse_upid(upid):
+    """(node, task type, object id) of a UPID: UPID:node:pid:pstart:starttime:type:id:user:"""
+    parts = str(upid).split(':')
+    if len(parts) < 8 or parts[0] != 'UPID':
+        raise PveApiError('not a PVE task id (UPID): %r' % (upid,))
+    return parts[1], parts[5], parts[6]
+
+
+def describe_task(upid):
+    node, task_type, object_id = parse_upid(upid)
+    return 'task %s%s on %s' % (task_type, ' of ' + object_id if object_id else '', node)
+
+
+def _polls(deadline):
+    """Sleep between polls with growing intervals; yields until the deadline has passed."""
+    interval = FIRST_POLL
+    while True:
+        yield
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        time.sleep(min(interval, remaining))
+        interval = min(interval * POLL_GROWTH, MAX_POLL)
+
+
+def wait_task(client, upid, timeout, context=None):
+    """Wait until task upid stops; return its TaskResult, or raise PveApiError with its exit status and log tail."""
+    node, _type, _id = parse_upid(upid)
+    what = describe_task(upid)
+    context = context or what
+    started = time.monotonic()
+    status = None
+    for _poll in _polls(started + timeout):
+        try:
+            status = client.get('/nodes/%s/tasks/%s/status' % (node, upid), context='reading the status of %s' % what)
+        except PveApiError as exc:
+            if status is not None or exc.status in (401, 403) or time.monotonic() - started > STATUS_GRACE:
+                raise
+            continue
+        if status.get('status') == 'stopped':
+            return _finished(client, upid, node, what, context, str(status.get('exitstatus', '')))
+    raise PveApiError('%s: timed out after %g s waiting for %s (%s); it may still be running, see its log in PVE'
+                      % (context, timeout, what, upid), reason='task timeout', upid=upid)
+
+
+def _finished(client, upid, node, what, context, exitstatus):
+    if exitstatus == 'OK':
+        return TaskResult(upid)
+    lines = [str(entry.get('t', '')) for entry in client.get(
+        '/nodes/%s/tasks/%s/log' % (node, upid), context='reading the log of %s' % what, start=0, limit=LOG_FETCH_LIMIT)]
+    if exitstatus.startswith('WARNINGS'):
+        return TaskResult(upid, exitstatus, tuple(line for line in lines if line.startswith('WARN')))
+    tail = lines[-LOG_TAIL_LINES:]
+    raise PveApiError('%s failed: %s (%s) ended with: %s\nlast lines of its log:\n  %s'
+                      % (context, what, upid, exitstatus, '\n  '.join(tail)),
+                      reason=exitstatus, upid=upid, exitstatus=exitstatus, log=tail)
+
+
+def wait_unlocked(client, node, vmid, timeout):
+    """Wait until VM vmid's config has no lock (clone, create, backup, ...); return that config."""
+    deadline = time.monotonic() + timeout
+    config = {}
+    for _poll in _polls(deadline):
+        config = client.get('/nodes/%s/qemu/%s/config' % (node, vmid), context='reading the config of VM %s on %s' % (vmid, node))
+        if not config.get('lock'):
+            return config
+    raise PveApiError('timed out after %g s waiting for VM %s on %s to be unlocked (lock: %s)'
+                      % (timeout, vmid, node, config.get('lock')), reason='VM is locked (%s)' % config.get('lock'))
