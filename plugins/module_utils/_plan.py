@@ -1,0 +1,370 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Declared vs observed -> the ordered actions that converge one VM, and the diff they show.
+
+One plan drives both modes (community.docker's DifferenceTracker idea): the module builds it once
+from what it read, reports ``changed``, ``diff``, ``changes`` and ``reboot_required`` from it, and in
+a real run executes ``actions`` in order; check mode and the real run cannot disagree. Pure: the
+module finds the VM (``find_vm`` on ``/cluster/resources``), reads its config, resolves the image
+and the node for a create, and passes what it read in.
+
+Actions, as (kind, params), on the VM found or just created:
+- ``clone``: vmid, node (the source's), name, full, newid (the declared vmid; absent: allocate one),
+  target (only when another node), storage (full clones only), pool.
+- ``import``: node, newid, pool, config (the whole create config; ``scsi0`` is ``STORAGE:0,import-from=VOLUME``).
+- ``configure``: set (key: value) and delete (keys), one config update.
+- ``resize``: disk, size (PVE form); ``verify_size`` when the current size was unknown while planning
+  (after an import): the module reads it and asks ``grow_needed`` first.
+- ``regenerate_cloudinit``; ``shutdown``: timeout (graceful, then a forced stop); ``start``;
+  ``destroy``: purge and destroy-unreferenced-disks (FIELD-NOTES A.15).
+
+Decisions:
+- Declared values are compared with the pending-merged config (``GET config``): a value an earlier
+  report-mode run wrote is not written again. What waits for a restart is ``reboot_required``:
+  PVE's pending keys (``config`` vs ``current=1``, FIELD-NOTES A.4), the cloud-init keys not yet on
+  the drive (``GET .../cloudinit``), and the keys this run writes that PVE holds pending or that
+  the guest reads only at boot (every cloud-init key, A.5).
+- ``apply_mode: reboot`` restarts a running VM with anything waiting (graceful shutdown, then
+  start), after regenerating cloud-init. In report mode a running VM's cloud-init drive is left for
+  PVE to regenerate at the next start, so PVE keeps listing the change as pending and
+  ``reboot_required`` stays true until that restart. A VM that is stopped, or is being stopped or
+  restarted, gets its drive regenerated right after the config is written.
+- Placement and source (``image``, ``linked_clone``, ``node``, ``nodes``, ``vmid``, ``pool``,
+  ``storage``) apply at creation only; an existing VM is neither moved nor re-cloned.
+- The diff holds only what is declared: the managed PVE keys (before = the config now, after = what
+  it will be; an unchanged key shows PVE's own form on both sides), ``disk_size``, ``cloudinit_drive``
+  when one is added, ``status`` when the state is a power state, ``state`` on create and destroy.
+  ``cipassword`` shows as a mask on both sides. ``changes`` lists the diff keys whose value changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource
+from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
+    CLOUDINIT_OPTIONS,
+    DEFAULT_BRIDGE,
+    DEFAULT_NIC_MODEL,
+    SpecError,
+    VmSpec,
+    as_bool,
+    boot_disk_key,
+    cloudinit_drive_key,
+    desired_config,
+    disk_size,
+    display_value,
+    format_net,
+    format_size,
+    grow_needed,
+    held_until_restart,
+    is_cloudinit_key,
+    normalize_tags,
+    parse_drive,
+    parse_net,
+    same_value,
+    storage_of,
+)
+
+CONFIGURE = 'configure'
+RESIZE = 'resize'
+REGENERATE_CLOUDINIT = 'regenerate_cloudinit'
+SHUTDOWN = 'shutdown'
+START = 'start'
+DESTROY = 'destroy'
+
+POWER_STATES = ('started', 'stopped', 'restarted')
+# Where a missing cloud-init drive goes: ide2 as PVE's own docs and GUI do, else the next free slot.
+_CLOUDINIT_SLOTS = ('ide2', 'ide0', 'ide1', 'ide3', 'sata0', 'sata1', 'sata2', 'sata3', 'sata4', 'sata5')
+# The disk controller, console and boot order a cloud image needs (FIELD-NOTES A.16).
+_IMPORT_BASE = {'scsihw': 'virtio-scsi-single', 'boot': 'order=scsi0', 'serial0': 'socket', 'vga': 'serial0'}
+
+
+@dataclass(frozen=True)
+class Action:
+    """One step for the module to execute; see the module docstring for each kind's params."""
+
+    kind: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What PVE says about the VM found: ``config`` is ``GET config`` (pending merged), ``current`` the same with
+    ``current=1`` (None when it cannot differ, e.g. a stopped VM), ``cloudinit_pending`` the keys ``GET .../cloudinit``
+    lists as not yet on the drive."""
+
+    vmid: int
+    node: str
+    status: str
+    config: Mapping[str, Any]
+    current: Mapping[str, Any] | None = None
+    cloudinit_pending: frozenset[str] = frozenset()
+
+    @property
+    def running(self) -> bool:
+        return self.status == 'running'
+
+    @property
+    def template(self) -> bool:
+        return as_bool(self.config.get('template'))
+
+    @property
+    def pending(self) -> frozenset[str]:
+        """The keys whose pending value differs from what runs (set, changed or deleted)."""
+        if self.current is None:
+            return frozenset()
+        keys = (set(self.config) | set(self.current)) - {'digest'}
+        return frozenset(key for key in keys if self.config.get(key) != self.current.get(key))
+
+    def describe(self) -> str:
+        return f"VM {self.config.get('name', '')!r} ({self.vmid} on {self.node})"
+
+
+@dataclass(frozen=True)
+class Creation:
+    """How a missing VM is made: the resolved source, the chosen node, and the source's config (a clone's; {} for an import)."""
+
+    source: ImageSource
+    node: str
+    source_config: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The actions converging the VM, the diff's two sides, and the keys still waiting for a restart afterwards."""
+
+    actions: tuple[Action, ...]
+    before: Mapping[str, Any]
+    after: Mapping[str, Any]
+    reboot_required: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.actions)
+
+    @property
+    def diff(self) -> dict[str, dict[str, Any]]:
+        return {'before': dict(self.before), 'after': dict(self.after)}
+
+    @property
+    def changes(self) -> tuple[str, ...]:
+        keys = set(self.before) | set(self.after)
+        return tuple(sorted(key for key in keys if self.before.get(key) != self.after.get(key)))
+
+
+def find_vm(resources: Iterable[Mapping[str, Any]], name: str, vmid: int | None = None) -> Mapping[str, Any] | None:
+    """The ``/cluster/resources?type=vm`` entry of the declared VM, or None when it does not exist.
+
+    A declared vmid identifies the VM; its name must then match (an empty name, which PVE reports for a
+    few seconds after a create, A.14, does not count). Without vmid the name must be unique.
+    """
+    entries = list(resources)
+    if vmid is not None:
+        found = next((entry for entry in entries if int(entry['vmid']) == vmid), None)
+        if found is not None and found.get('type', 'qemu') != 'qemu':
+            raise SpecError('vmid', f"{vmid} is taken by a {found['type']} ({found.get('name')!r}); choose another vmid")
+        if found is not None and found.get('name') and found['name'] != name:
+            raise SpecError('vmid', f"{vmid} is VM {found['name']!r} on {found.get('node')}, not {name!r}; pve_vm does not rename "
+                                    'VMs: correct vmid or name')
+        return found
+    named = sorted((entry for entry in entries if entry.get('type', 'qemu') == 'qemu' and entry.get('name') == name),
+                   key=lambda entry: int(entry['vmid']))
+    if len(named) > 1:
+        vmids = ', '.join(f"{entry['vmid']} on {entry.get('node')}" for entry in named)
+        raise SpecError('name', f'{name!r} is the name of {len(named)} VMs (VMIDs {vmids}); PVE does not keep names unique, '
+                                'so rename or remove all but one, or declare vmid')
+    return named[0] if named else None
+
+
+def plan_vm(spec: VmSpec, observed: Observed | None = None, creation: Creation | None = None) -> Plan:
+    """The plan for ``spec`` given the VM found (``observed``, None when missing) and, for a missing VM, ``creation``."""
+    if spec.state == 'absent':
+        return _plan_absent(spec, observed)
+    if observed is not None:
+        return _plan_existing(spec, observed)
+    if creation is None:
+        raise ValueError('the VM does not exist: plan_vm needs a creation (resolve_image, choose_node) to create it')
+    return _plan_create(spec, creation)
+
+
+def _check_ours(spec: VmSpec, observed: Observed) -> None:
+    if observed.template:
+        raise SpecError('name', f'{spec.name!r} is a template ({observed.vmid} on {observed.node}); pve_vm manages VMs: '
+                                'choose another name, and manage the template with pve_template')
+    if spec.owner_tag not in normalize_tags(observed.config.get('tags')) and not spec.adopt:
+        raise SpecError('name', f'{spec.name!r} is {observed.describe()}, which lacks the owner tag {spec.owner_tag!r}, so pve_vm '
+                                'did not create it; set adopt: true to take it over (the tag is then added), or choose another name')
+
+
+def _plan_absent(spec: VmSpec, observed: Observed | None) -> Plan:
+    if observed is None:
+        return Plan((), {'state': 'absent'}, {'state': 'absent'})
+    _check_ours(spec, observed)
+    if as_bool(observed.config.get('protection')):
+        raise SpecError('state', f'absent refused: {observed.describe()} is protected; declare protection: false with '
+                                 'state: present first, then state: absent')
+    actions = [_shutdown(spec)] if observed.running else []
+    actions.append(Action(DESTROY, {'purge': 1, 'destroy-unreferenced-disks': 1}))
+    before = {'state': 'present', 'vmid': observed.vmid, 'node': observed.node, 'status': observed.status}
+    return Plan(tuple(actions), before, {'state': 'absent'})
+
+
+def _plan_existing(spec: VmSpec, observed: Observed) -> Plan:
+    _check_ours(spec, observed)
+    config = observed.config
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    updates, deletions = _converge_config(spec, config, before, after)
+    drive_added = _add_cloudinit_drive(spec, config, updates, before, after)
+    resize = _resize(spec, config, before, after)
+    written = [*updates, *deletions]
+    running = observed.running
+    waiting = observed.pending | observed.cloudinit_pending | {key for key in written if held_until_restart(key, config)}
+    stop = running and spec.state == 'stopped'
+    restart = running and not stop and (spec.state == 'restarted' or bool(waiting and spec.apply_mode == 'reboot'))
+    start = not running and spec.state in ('started', 'restarted')
+    stays_running_unrestarted = running and not (stop or restart)
+    ci_written = drive_added or any(is_cloudinit_key(key) for key in written)
+    actions = _write_actions(updates, deletions, resize, regenerate=ci_written and not stays_running_unrestarted)
+    if stop or restart:
+        actions.append(_shutdown(spec))
+    if start or restart:
+        actions.append(Action(START))
+    if spec.state in POWER_STATES:
+        before['status'] = observed.status
+        after['status'] = 'stopped' if stop or not (running or start) else 'running'
+    reboot_required = tuple(sorted(waiting)) if stays_running_unrestarted else ()
+    return Plan(tuple(actions), before, after, reboot_required)
+
+
+def _plan_create(spec: VmSpec, creation: Creation) -> Plan:
+    after: dict[str, Any] = {'state': 'present', 'node': creation.node, 'image': creation.source.describe()}
+    make = _import_actions if creation.source.kind == IMPORT else _clone_actions
+    actions = make(spec, creation, after)
+    if spec.state in POWER_STATES:
+        after['status'] = 'stopped' if spec.state == 'stopped' else 'running'
+    if spec.state in ('started', 'restarted'):
+        actions.append(Action(START))
+    return Plan(tuple(actions), {'state': 'absent'}, after)
+
+
+def _clone_actions(spec: VmSpec, creation: Creation, after: dict[str, Any]) -> list[Action]:
+    source = creation.source
+    base = _clone_config(creation.source_config)
+    discarded: dict[str, Any] = {}  # a new VM has no "before" beyond state: absent
+    updates, deletions = _converge_config(spec, base, discarded, after)
+    drive_added = _add_cloudinit_drive(spec, base, updates, discarded, after)
+    resize = _resize(spec, base, discarded, after)
+    clone = Action(CLONE, _given(vmid=source.vmid, node=source.node, name=spec.name, newid=spec.vmid, full=not spec.linked_clone,
+                                 target=creation.node if creation.node != source.node else None, storage=spec.storage, pool=spec.pool))
+    ci_written = drive_added or any(is_cloudinit_key(key) for key in [*updates, *deletions])
+    return [clone, *_write_actions(updates, deletions, resize, regenerate=ci_written)]
+
+
+def _import_actions(spec: VmSpec, creation: Creation, after: dict[str, Any]) -> list[Action]:
+    updates, _nothing_to_delete = _converge_config(spec, {}, {}, after)
+    config = {**_import_config(spec, creation.source.volume), **updates}
+    resize = None
+    if spec.disk_size is not None:
+        # The imported image's size is known only after the import: the module checks it then (verify_size).
+        after['disk_size'] = format_size(spec.disk_size)
+        resize = Action(RESIZE, {'disk': 'scsi0', 'size': format_size(spec.disk_size), 'verify_size': True})
+    create = Action(IMPORT, _given(node=creation.node, newid=spec.vmid, pool=spec.pool, config=config))
+    return [create, *_write_actions({}, [], resize, regenerate=any(is_cloudinit_key(key) for key in updates))]
+
+
+def _given(**params: Any) -> dict[str, Any]:
+    return {key: value for key, value in params.items() if value is not None}
+
+
+def _shutdown(spec: VmSpec) -> Action:
+    return Action(SHUTDOWN, _given(timeout=spec.shutdown_timeout))
+
+
+def _write_actions(updates: Mapping[str, Any], deletions: list[str], resize: Action | None, regenerate: bool) -> list[Action]:
+    actions = []
+    if updates or deletions:
+        actions.append(Action(CONFIGURE, {'set': dict(updates), 'delete': list(deletions)}))
+    if resize is not None:
+        actions.append(resize)
+    if regenerate:
+        actions.append(Action(REGENERATE_CLOUDINIT))
+    return actions
+
+
+def _converge_config(spec: VmSpec, config: Mapping[str, Any], before: dict[str, Any],
+                     after: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The keys to set and to delete so that ``config`` holds the declared values; fills both diff sides."""
+    updates: dict[str, Any] = {}
+    deletions: list[str] = []
+    for key, value in desired_config(spec, config).items():
+        observed = config.get(key)
+        before[key] = display_value(key, observed)
+        if same_value(key, observed, value):
+            after[key] = before[key]
+        elif value is None:
+            after[key] = None
+            deletions.append(key)
+        else:
+            after[key] = display_value(key, value)
+            updates[key] = value
+    return updates, deletions
+
+
+def _add_cloudinit_drive(spec: VmSpec, config: Mapping[str, Any], updates: dict[str, Any], before: dict[str, Any],
+                         after: dict[str, Any]) -> bool:
+    """Add a cloud-init drive to ``updates`` when cloud-init options are declared and the VM has none; whether it did."""
+    if not spec.declares_cloudinit() or cloudinit_drive_key(config):
+        return False
+    first_option = next(option for option in CLOUDINIT_OPTIONS if spec.declares(option))
+    slot = next((key for key in _CLOUDINIT_SLOTS if key not in config), None)
+    if slot is None:
+        raise SpecError(first_option, 'needs a cloud-init drive, and the VM has no free IDE or SATA slot for one; free ide2')
+    disk = boot_disk_key(config)
+    storage = spec.storage or (storage_of(parse_drive(config[disk])[0]) if disk else None)
+    if storage is None:
+        raise SpecError('storage', f'is needed for the cloud-init drive that {first_option} needs: the VM has no disk on a storage '
+                                   'to put it beside; declare storage')
+    updates[slot] = f'{storage}:cloudinit'
+    before['cloudinit_drive'] = None
+    after['cloudinit_drive'] = f'{slot}: {storage}:cloudinit'
+    return True
+
+
+def _resize(spec: VmSpec, config: Mapping[str, Any], before: dict[str, Any], after: dict[str, Any]) -> Action | None:
+    if spec.disk_size is None:
+        return None
+    disk = boot_disk_key(config)
+    if disk is None:
+        raise SpecError('disk_size', 'is declared but the VM has no disk to grow; drop disk_size or give the VM a disk image')
+    current = disk_size(config, disk)
+    before['disk_size'] = format_size(current) if current is not None else None
+    if not grow_needed(spec.disk_size, current, disk):
+        after['disk_size'] = before['disk_size']
+        return None
+    after['disk_size'] = format_size(spec.disk_size)
+    return Action(RESIZE, {'disk': disk, 'size': format_size(spec.disk_size)})
+
+
+def _clone_config(source_config: Mapping[str, Any]) -> dict[str, Any]:
+    """The config PVE gives a clone of ``source_config``: the same, not a template, with a new MAC PVE draws (unknown yet)."""
+    config = {key: value for key, value in source_config.items() if key not in ('template', 'digest')}
+    if config.get('net0'):
+        props = parse_net(config['net0'])
+        props.pop('macaddr', None)
+        config['net0'] = format_net(props)
+    return config
+
+
+def _import_config(spec: VmSpec, volume: str) -> dict[str, Any]:
+    """The create config of a VM whose disk is imported: what a cloud image needs, a network, a cloud-init drive."""
+    if spec.storage is None:
+        raise SpecError('storage', f'is required to import {volume}: name the storage for the VM disk, e.g. local-lvm')
+    config = {'name': spec.name, **_IMPORT_BASE, 'scsi0': f'{spec.storage}:0,import-from={volume}',  # size 0: A.9
+              'net0': format_net({'model': DEFAULT_NIC_MODEL, 'bridge': DEFAULT_BRIDGE})}
+    if spec.user_data is None:  # user_data brings its own NoCloud seed ISO instead
+        config['ide2'] = f'{spec.storage}:cloudinit'
+    return config
