@@ -1,0 +1,209 @@
+"""Disks as PVE allocates, imports, detaches and resizes them (qemu-server Qemu.pm create_disks, resize_vm;
+QemuServer.pm vmconfig_register_unused_drive)."""
+
+import re
+
+from fakepve.lxc import SIZE_UNITS, format_size
+from fakepve.model import PveError, TaskError
+from fakepve.qemu import DRIVE_KEY, NEW_DISK, is_cdrom, join_drive, split_drive, volume_ref
+from fakepve.routing import die, param_error
+from fakepve.storage import _is_file
+
+from ..images import qcow2_virtual_size
+from .cloudinit import CLOUDINIT_SIZE, CLOUDINIT_VOLUME, cloudinit_drive_key, drive_is_cloudinit
+
+# resize_vm's size: +N is relative; no unit means bytes.
+RESIZE = re.compile(r'^(\+)?(\d+(?:\.\d+)?)([KMGT])?$')
+OWNER = re.compile(r'(?:^|/)(?:vm|base)-(\d+)-[^/]*$')
+
+
+def disk_bytes(text):
+    """A drive's size= ('3584M', '32G') in bytes; 0 when missing."""
+    found = RESIZE.match(str(text or ''))
+    return int(float(found.group(2)) * SIZE_UNITS.get(found.group(3), 1)) if found and not found.group(1) else 0
+
+
+class DisksMixin(object):
+    def _routes_lab_disks(self):
+        return [('PUT', '/nodes/{node}/qemu/{vmid}/resize', self._lab_resize)]
+
+    # ------------------------------------------------------ create_disks
+
+    def _qm_check_drive(self, user, vmid, pool, key, value, default):
+        volume, props = split_drive(value)
+        source = props.get('import-from')
+        if source is not None:
+            self._check_import(key, volume, source)
+        elif volume.endswith(':cloudinit'):
+            self._qm_image_store(volume_ref(volume)[0] or default, user)
+        return super()._qm_check_drive(user, vmid, pool, key, value, default)
+
+    def _check_import(self, key, volume, source):
+        """Qemu.pm check_drive_param and check_storage_access for import-from."""
+        found = NEW_DISK.match(volume)
+        if not found or float(found.group(2)) != 0:
+            raise param_error(**{key: "'import-from' requires special syntax - "
+                                      "use <storage ID>:0,import-from=<source>"})
+        sid, name = volume_ref(source)
+        if sid is not None:
+            vtype = self._parse_volname(self._store(sid), name)[0]
+            if vtype not in ('images', 'import'):
+                raise param_error(**{key: "{0} has wrong type '{1}' - needs to be 'images' or 'import'".format(
+                    source, vtype)})
+
+    def _qm_new_drive(self, vmid, key, value, default):
+        volume, props = split_drive(value)
+        if 'import-from' in props:
+            return self._import_drive(vmid, volume, dict(props), default)
+        if volume.endswith(':cloudinit'):
+            return self._new_cloudinit_drive(vmid, key, volume, dict(props), default)
+        return super()._qm_new_drive(vmid, key, value, default)
+
+    def _import_drive(self, vmid, volume, props, default):
+        """The image is copied to a new disk of its (virtual) size; import-from does not stay in the config."""
+        source = props.pop('import-from')
+        sid, name = volume_ref(source)
+        found = self._volumes(sid).get(name) if sid in self.storages else None
+        if found is None:
+            raise die("cannot import from '{0}' - volume '{0}' does not exist".format(source))
+        data = self.volume_data.get(source)
+        size = (qcow2_virtual_size(data) if data else None) or (len(data) if data else int(found.get('size') or 0))
+        volid, _fmt = self._qm_alloc(NEW_DISK.match(volume).group(1) or default, vmid, props.pop('format', None), size)
+        self._qm_volume(volid)['imported_from'] = source
+        props['size'] = format_size(size)
+        return join_drive(volid, props), [volid]
+
+    def _new_cloudinit_drive(self, vmid, key, volume, props, default):
+        sid = volume_ref(volume)[0] or default
+        if not sid:
+            raise die('no storage ID specified (and no default storage)')
+        attached = self._attached_cloudinit(vmid)
+        if attached:
+            raise die("{0} - cloud-init drive is already attached at '{1}'".format(key, attached))
+        volid = self._alloc_cloudinit(sid, vmid, props.pop('format', None), key)
+        props['media'] = 'cdrom'
+        return join_drive(volid, props), [volid]
+
+    def _attached_cloudinit(self, vmid):
+        """The key of the VM's cloud-init drive: in its config, or allocated earlier in the same create."""
+        vm = self.vm(vmid)
+        if vm is not None:
+            key = cloudinit_drive_key(dict(vm.config, **dict((k, v) for k, v in vm.pending.items() if v)))
+            if key:
+                return key
+        for store in self.storages.values():
+            for name, vol in store.get('volumes', {}).items():
+                if vol.get('vmid') == vmid and CLOUDINIT_VOLUME.search(':' + name):
+                    return vol.get('drive', '?')
+        return None
+
+    def _alloc_cloudinit(self, sid, vmid, fmt, key):
+        """vm-<vmid>-cloudinit (.qcow2 on a file storage), 4 MiB, as create_disks names it."""
+        store = self._store(sid)
+        volid, _fmt = self._qm_alloc(sid, vmid, fmt or ('qcow2' if _is_file(store) else None), CLOUDINIT_SIZE)
+        name = volume_ref(volid)[1]
+        ciname = re.sub(r'vm-\d+-disk-\d+', 'vm-{0}-cloudinit'.format(vmid), name)
+        volumes = store['volumes']
+        if ciname in volumes:
+            self._qm_free(volid)
+            raise die("volume '{0}:{1}' already exists".format(sid, ciname))
+        volumes[ciname] = dict(volumes.pop(name), drive=key)
+        return '{0}:{1}'.format(sid, ciname)
+
+    def _qm_alloc(self, sid, vmid, fmt, size, linked_from=None):
+        volid, fmt = super()._qm_alloc(sid, vmid, fmt, size, linked_from)
+        if linked_from:
+            # The base a linked clone uses ('<vmid>/base-<vmid>-disk-N'), for volume_is_base_and_used.
+            self._qm_volume(volid)['base'] = linked_from
+        return volid, fmt
+
+    def base_in_use(self, volid):
+        """PVE::Storage::volume_is_base_and_used: a base volume that a linked clone's volume is made from."""
+        sid, name = volume_ref(volid)
+        base = name.split('/')[-1]
+        volumes = self.storages.get(sid, {}).get('volumes', {}).values()
+        return base.startswith('base-') and any(str(vol.get('base', '')).endswith('/' + base) for vol in volumes)
+
+    def _allocate_drives(self, vm, user, updates):
+        """create_disks for a config update: new disks, cloud-init drives and imports are allocated, as on create.
+        Rewrites updates in place; returns the volume ids made."""
+        made = []
+        try:
+            for key in sorted(k for k in updates if DRIVE_KEY.match(k)):
+                self._qm_check_drive(user, vm.vmid, None, key, updates[key], None)
+                updates[key], volids = self._qm_new_drive(vm.vmid, key, updates[key], None)
+                made.extend(volids)
+        except PveError:
+            for volid in made:
+                self._qm_free(volid)
+            raise
+        return made
+
+    # ------------------------------------------------------------ delete
+
+    def _check_drive_deletes(self, vm, deletes):
+        """update_vm: PVE::QemuConfig->check_protection before a drive or unused disk goes."""
+        if str(vm.config.get('protection', 0)) not in ('1', 'True', 'true'):
+            return
+        for key in deletes:
+            if DRIVE_KEY.match(key) and (key in vm.config or key in vm.pending):
+                raise PveError(500, "can't remove drive '{0}' - protection mode enabled".format(key))
+            if re.fullmatch(r'unused\d+', key) and key in vm.config:
+                raise PveError(500, "can't remove unused disk '{0}' - protection mode enabled".format(vm.config[key]))
+
+    def _detach_drives(self, vm, before, keys):
+        """On a stopped VM, a removed or replaced drive's disk becomes unusedN, a cloud-init drive is freed, and
+        a removed unusedN is freed (vmconfig_apply_pending, vmconfig_register_unused_drive)."""
+        for key in keys:
+            old = before.get(key)
+            if old is None or split_drive(old)[0] == split_drive(vm.config.get(key) or '')[0]:
+                continue
+            volume, props = split_drive(old)
+            if re.fullmatch(r'unused\d+', key) or drive_is_cloudinit(old):
+                self._qm_free(volume)
+            elif not is_cdrom(volume, props) and self._volume_owner(volume) == vm.vmid:
+                n = 0
+                while 'unused{0}'.format(n) in vm.config:
+                    n += 1
+                vm.config['unused{0}'.format(n)] = volume
+
+    @staticmethod
+    def _volume_owner(volume):
+        found = OWNER.search(volume_ref(volume)[1])
+        return int(found.group(1)) if found else None
+
+    # ------------------------------------------------------------ resize
+
+    async def _lab_resize(self, v, user):
+        vm = self.find(v['node'], v['vmid'])
+        self.need_quorum()
+        disk, request = v['disk'], RESIZE.match(v['size'])
+
+        async def body():
+            if v.get('digest') and v['digest'] != vm.digest():
+                raise TaskError('checksum mismatch (file change by other user?)')
+            if not v.get('skiplock'):
+                self._check_task_lock(vm)
+            value = vm.config.get(disk)
+            if value is None:
+                raise TaskError("disk '{0}' does not exist".format(disk))
+            volume, props = split_drive(value)
+            if is_cdrom(volume, props):
+                raise TaskError("you can't resize a cdrom")
+            record = self._qm_volume(volume)
+            size = int(record['size']) if record else disk_bytes(props.get('size'))
+            new = int(float(request.group(2)) * SIZE_UNITS.get(request.group(3), 1)) + (size if request.group(1) else 0)
+            if new < size:
+                raise TaskError('shrinking disks is not supported')
+            if new == size:
+                return None
+            if record:
+                record['size'] = new
+            props['size'] = format_size(new)
+            vm.config[disk] = join_drive(volume, props)
+            return None
+        return await self.task(vm.node, 'resize', vm.vmid, user, body, vm=vm)
+
+    def _check_task_lock(self, vm):
+        if vm.lock:
+            raise TaskError('VM is locked ({0})'.format(vm.lock))

@@ -1,0 +1,151 @@
+"""Clone, start and destroy as PVE runs them, and the cloud-init drive's generation.
+
+fakepve's handlers pass their worker bodies to task(); the lab wraps those bodies by task type:
+qmclone (Qemu.pm clone_vm), qmstart and qmreboot (vm_start generates the cloud-init drive), qmdestroy
+(QemuServer.pm destroy_vm).
+"""
+
+from fakepve.model import PveError, TaskError
+from fakepve.qemu import drives_of, is_cdrom, join_drive, split_drive, volume_ref
+from fakepve.routing import die
+
+from .cloudinit import cloudinit_drive_key, cloudinit_values, drive_is_cloudinit
+from .config import PASSWORD_MASK, normalize
+
+CLOUDINIT = '/nodes/{node}/qemu/{vmid}/cloudinit'
+# Tasks after which a VM may have powered on or off, or gone.
+POWER_TASKS = ('qmstart', 'qmreboot', 'qmreset', 'qmstop', 'qmshutdown', 'qmsuspend', 'qmdestroy')
+
+
+class LifecycleMixin(object):
+    async def task(self, node, ttype, tid, user, body, vm=None, lock=True, log=()):
+        wrap = {'qmclone': self._cloning, 'qmstart': self._booting, 'qmreboot': self._booting,
+                'qmdestroy': self._destroying}.get(ttype)
+        if wrap is not None and vm is not None:
+            body = wrap(body, tid, vm)
+        if ttype in POWER_TASKS:
+            body = self._telling_power_listeners(body)
+        return await super().task(node, ttype, tid, user, body, vm=vm, lock=lock, log=log)
+
+    def _telling_power_listeners(self, body):
+        """The lab's guests follow a power change before its task ends (power_listeners: coroutine functions)."""
+        async def run():
+            try:
+                return await body()
+            finally:
+                for listener in self.power_listeners:
+                    await listener()
+        return run
+
+    # ------------------------------------------------------------- clone
+
+    async def _qm_clone(self, v, user):
+        target = v.get('target')
+        if target and target not in (v['node'], 'localhost'):
+            source = self.find(v['node'], v['vmid'])
+            for key, volume, props in drives_of(source.config):
+                sid = volume_ref(volume)[0]
+                local = sid in self.storages and not self.storages[sid].get('shared')
+                if local and (drive_is_cloudinit(source.config[key]) or not is_cdrom(volume, props)):
+                    raise die("can't clone VM to node '{0}' (VM uses local storage)".format(target))
+        return await super()._qm_clone(normalize(v), user)
+
+    def _cloning(self, body, source_vmid, new):
+        """The new config is written inside the worker (so a duplicate id can fail there), locked 'clone' while
+        the disks copy for clone_secs; the clone gets its own cloud-init drive."""
+        self.vms.remove(new)
+        source = self.vm(int(source_vmid))
+
+        async def clone():
+            # The worker runs under the source's shared config lock: it waits while another task holds the lock.
+            holder = object()
+            await self.acquire(source, holder)
+            self.release(source, holder)
+            if self._qm_taken(new.vmid):
+                raise TaskError('unable to create VM {0}: config file already exists'.format(new.vmid))
+            self.vms.append(new)
+            await self.pause(self.clone_secs)
+            note = await body()
+            if new in self.vms:
+                try:
+                    self._own_cloudinit(source, new)
+                except PveError as e:
+                    raise TaskError('clone failed: {0}'.format(e.message)) from e
+            return note
+        return clone
+
+    def _own_cloudinit(self, source, new):
+        key = cloudinit_drive_key(new.config)
+        if key is None:
+            return
+        volume, props = split_drive(new.config[key])
+        volid = self._alloc_cloudinit(volume_ref(volume)[0], new.vmid, None, key)
+        new.config[key] = join_drive(volid, props)
+        # The copy holds what the source's drive held.
+        new.cloudinit_drive = dict(getattr(source, 'cloudinit_drive', None) or {})
+
+    # ------------------------------------------------------------- start
+
+    def _booting(self, body, _vmid, vm):
+        async def boot():
+            note = await body()
+            if vm.status == 'running':
+                self.generate_cloudinit(vm)
+            return note
+        return boot
+
+    def generate_cloudinit(self, vm):
+        """Write the VM's cloud-init drive from its config, as a start or PUT .../cloudinit does."""
+        if cloudinit_drive_key(vm.config):
+            vm.cloudinit_drive = cloudinit_values(vm.config)
+
+    def cloudinit_regenerated(self, vmid):
+        """True if the VM's cloud-init drive holds its current cloud-init options (regenerated since the last
+        change); False if a PUT .../cloudinit or a restart is due."""
+        vm = self.vm(vmid)
+        return (getattr(vm, 'cloudinit_drive', None) or {}) == cloudinit_values(vm.config)
+
+    # ----------------------------------------------------------- destroy
+
+    def _destroying(self, body, _vmid, vm):
+        async def destroy():
+            volumes = [volume for _key, volume, props in drives_of(vm.config) if not is_cdrom(volume, props)]
+            volumes += [vm.config[key] for key in vm.config if key.startswith('unused')]
+            for volume in volumes:
+                if self.base_in_use(volume):
+                    # PVE's own wording ("cloned"), QemuServer.pm destroy_vm.
+                    raise TaskError("base volume '{0}' is still in use by linked cloned".format(volume))
+            return await body()
+        return destroy
+
+    # -------------------------------------------------------- cloudinit
+
+    def _routes_lab_cloudinit(self):
+        return [('GET', CLOUDINIT, self._lab_cloudinit_pending), ('PUT', CLOUDINIT, self._lab_cloudinit_update)]
+
+    async def _lab_cloudinit_update(self, v, user):
+        vm = self.find(v['node'], v['vmid'])
+        self.need_quorum()
+        self._check_lock(vm)
+        self.generate_cloudinit(vm)
+        return None
+
+    async def _lab_cloudinit_pending(self, v, user):
+        """What a regeneration would change: value is what the drive holds, pending the config's new value."""
+        vm = self.find(v['node'], v['vmid'])
+        drive = getattr(vm, 'cloudinit_drive', None) or {}
+        config = cloudinit_values(vm.config)
+
+        def shown(key, value):
+            return PASSWORD_MASK if key == 'cipassword' else value
+        out = []
+        for key in sorted(set(drive) | set(config)):
+            item = {'key': key}
+            if key in drive:
+                item['value'] = shown(key, drive[key])
+            if key not in config:
+                item['delete'] = 1
+            elif config[key] != drive.get(key):
+                item['pending'] = shown(key, config[key])
+            out.append(item)
+        return out

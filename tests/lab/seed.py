@@ -1,0 +1,64 @@
+"""The cluster every lab starts with: two nodes, local and local-lvm, the base template 9017, an API token
+and a random root password."""
+
+import secrets
+import time
+import uuid
+
+from .pve.cloudinit import CLOUDINIT_SIZE
+
+GIB = 1024 ** 3
+MIB = 1024 ** 2
+USER = 'root@pam'
+TOKEN_NAME = 'puls'
+TEMPLATE_VMID = 9017
+TEMPLATE_NAME = 'ubuntu-24.04-cloud'
+TEMPLATE_DISK = 3584 * MIB  # the noble cloud image's virtual size
+# (total, used by the node itself): pve1 has the most free memory, so placement by free memory picks it.
+NODE_MEMORY = {'pve1': (64 * GIB, 12 * GIB), 'pve2': (64 * GIB, 40 * GIB)}
+
+
+def seed(pve):
+    """Set up pve (a LabPve not yet started); returns the API token's secret."""
+    pve.user = USER
+    pve.password = secrets.token_urlsafe(18)
+    pve.nodes = {}
+    for node in sorted(NODE_MEMORY):
+        pve.add_node(node)
+    pve.node_memory = dict(NODE_MEMORY)
+    # A fresh PVE's local has no import content; the collection downloads cloud images as import.
+    pve.storages['local']['content'] = 'iso,vztmpl,import,snippets'
+    secret = str(uuid.uuid4())
+    pve.apitokens['{0}!{1}'.format(USER, TOKEN_NAME)] = secret
+    _base_template(pve)
+    return secret
+
+
+def _base_template(pve):
+    vmid = TEMPLATE_VMID
+    volumes = pve.storages['local-lvm'].setdefault('volumes', {})
+    now = int(time.time())
+    volumes['base-{0}-disk-0'.format(vmid)] = {'content': 'images', 'format': 'raw', 'size': TEMPLATE_DISK,
+                                               'vmid': vmid, 'ctime': now}
+    volumes['vm-{0}-cloudinit'.format(vmid)] = {'content': 'images', 'format': 'raw', 'size': CLOUDINIT_SIZE,
+                                                'vmid': vmid, 'ctime': now, 'drive': 'ide2'}
+    vm = pve.add_vm(vmid, TEMPLATE_NAME, node='pve1', template=True, config={
+        'agent': '1',
+        'boot': 'order=scsi0',
+        'cores': 2,
+        'description': 'Ubuntu 24.04 LTS (noble) cloud image, imported from noble-server-cloudimg-amd64.img',
+        'ide2': 'local-lvm:vm-{0}-cloudinit,media=cdrom'.format(vmid),
+        'memory': '2048',
+        'meta': 'creation-qemu=10.0.2,ctime={0}'.format(now),
+        'net0': 'virtio=BC:24:11:5E:90:17,bridge=vmbr0',
+        'ostype': 'l26',
+        'scsi0': 'local-lvm:base-{0}-disk-0,size=3584M'.format(vmid),
+        'scsihw': 'virtio-scsi-pci',
+        'serial0': 'socket',
+        'smbios1': 'uuid={0}'.format(uuid.uuid4()),
+        'tags': 'puls-base;ubuntu',
+        'template': 1,
+        'vga': 'serial0',
+        'vmgenid': str(uuid.uuid4()),
+    })
+    pve.generate_cloudinit(vm)

@@ -1,0 +1,140 @@
+"""VM config reads and writes behave as on PVE (qemu-server Qemu.pm update_vm and vm_config)."""
+
+import re
+
+CONFIG = '/nodes/pve1/qemu/{0}/config'
+PENDING = '/nodes/pve1/qemu/{0}/pending'
+
+
+def create(api, vmid=130, **config):
+    status = api.run('POST', '/nodes/pve1/qemu', vmid=vmid, name='vm{0}'.format(vmid), **config)
+    assert status['exitstatus'] == 'OK', status
+
+
+def start(api, vmid=130):
+    assert api.run('POST', '/nodes/pve1/qemu/{0}/status/start'.format(vmid))['exitstatus'] == 'OK'
+
+
+def pending_keys(api, vmid=130):
+    return {item['key'] for item in api.data('GET', PENDING.format(vmid)) if 'pending' in item or 'delete' in item}
+
+
+def test_config_values_are_typed_by_the_schema(api):
+    create(api)
+    api.data('PUT', CONFIG.format(130), cores='4', onboot='yes', numa='true', cpulimit='1.5', memory='1024')
+    config = api.config(130)
+    assert (config['cores'], config['onboot'], config['numa'], config['cpulimit']) == (4, 1, 1, 1.5)
+    assert config['memory'] == '1024'  # a property string in PVE 9: sent as a string
+
+
+def test_cipassword_is_masked(api):
+    create(api, cipassword='hunter2')
+    assert api.config(130)['cipassword'] == '**********'
+
+
+def test_config_shows_pending_values_unless_current_is_asked(api):
+    create(api, cores=1)
+    start(api)
+    api.data('PUT', CONFIG.format(130), cores='4')
+    assert api.config(130)['cores'] == 4
+    assert api.config(130, current=1)['cores'] == 1
+    assert pending_keys(api) == {'cores'}
+
+
+def test_a_pending_delete_hides_the_key_unless_current_is_asked(api):
+    create(api, cores=1, numa=1)
+    start(api)
+    api.data('PUT', CONFIG.format(130), delete='numa')
+    assert 'numa' not in api.config(130)
+    assert api.config(130, current=1)['numa'] == 1
+
+
+def test_cloud_init_options_apply_at_once_on_a_running_vm(api):
+    create(api, ciuser='old', searchdomain='old.test')
+    start(api)
+    api.data('PUT', CONFIG.format(130), ciuser='alice', ipconfig0='ip=dhcp', nameserver='127.0.0.53',
+             delete='searchdomain')
+    current = api.config(130, current=1)
+    assert (current['ciuser'], current['ipconfig0'], current['nameserver']) == ('alice', 'ip=dhcp', '127.0.0.53')
+    assert 'searchdomain' not in current
+    assert pending_keys(api) == set()
+
+
+def test_agent_waits_for_a_restart_on_a_running_vm(api):
+    create(api)
+    start(api)
+    api.data('PUT', CONFIG.format(130), agent='1')
+    assert 'agent' not in api.config(130, current=1)
+    assert api.config(130)['agent'] == '1'
+    assert pending_keys(api) == {'agent'}
+
+
+def test_resending_the_current_value_leaves_nothing_pending(api):
+    create(api, cores=2)
+    start(api)
+    api.data('PUT', CONFIG.format(130), cores='2')
+    assert pending_keys(api) == set()
+
+
+def test_description_loses_trailing_whitespace(api):
+    create(api, description='made\n')
+    assert api.config(130)['description'] == 'made'
+    api.clone(120, description='cloned \n')
+    assert api.config(120)['description'] == 'cloned'
+    api.data('PUT', CONFIG.format(130), description='line one\n\n  line two\n\n \t')
+    assert api.config(130)['description'] == 'line one\n\n  line two'
+
+
+def test_delete_is_split_on_commas_semicolons_and_spaces(api):
+    create(api, numa=1, cpulimit=2, onboot=1, tablet=0)
+    api.data('PUT', CONFIG.format(130), delete='numa;cpulimit onboot,tablet')
+    assert not {'numa', 'cpulimit', 'onboot', 'tablet'} & set(api.config(130))
+
+
+def test_setting_and_deleting_one_key_is_refused(api):
+    create(api, cores=1)
+    status, message, errors = api.error('PUT', CONFIG.format(130), cores='3', delete='cores')
+    assert (status, message) == (400, 'Parameter verification failed.')
+    assert errors == {'delete': "you can't use '-cores' and -delete cores' at the same time"}
+
+
+def test_deleting_an_unknown_option_is_refused(api):
+    create(api)
+    assert api.error('PUT', CONFIG.format(130), delete='bogus')[2] == {'delete': "unknown option 'bogus'"}
+
+
+def test_deleting_a_disk_of_a_stopped_vm_keeps_it_as_unused(api):
+    api.clone(120)
+    api.data('PUT', CONFIG.format(120), scsi1='local-lvm:2')
+    volume = api.config(120)['scsi1'].split(',')[0]
+    api.data('PUT', CONFIG.format(120), delete='scsi1')
+    config = api.config(120)
+    assert 'scsi1' not in config and config['unused0'] == volume
+    content = [item['volid'] for item in api.data('GET', '/nodes/pve1/storage/local-lvm/content')]
+    assert volume in content
+    api.data('PUT', CONFIG.format(120), delete='unused0')
+    assert volume not in [item['volid'] for item in api.data('GET', '/nodes/pve1/storage/local-lvm/content')]
+
+
+def test_protection_blocks_removing_a_drive(api):
+    api.clone(120)
+    api.data('PUT', CONFIG.format(120), protection='1')
+    assert api.error('PUT', CONFIG.format(120), delete='scsi0')[:2] == (
+        500, "can't remove drive 'scsi0' - protection mode enabled")
+    assert 'scsi0' in api.config(120)
+
+
+def test_tags_are_normalized_on_update(api):
+    create(api)
+    api.data('PUT', CONFIG.format(130), tags='Web,db; web  Prod')
+    assert api.config(130)['tags'] == 'db;prod;web'
+
+
+def test_a_net_device_without_a_mac_gets_a_new_random_one(api):
+    api.clone(120)
+    mac = re.match(r'virtio=([0-9A-F:]+)', api.config(120)['net0']).group(1)
+    api.data('PUT', CONFIG.format(120), net0='virtio,bridge=vmbr1')
+    changed = api.config(120)['net0']
+    assert re.fullmatch(r'virtio=[0-9A-F:]{17},bridge=vmbr1', changed) and mac not in changed
+    api.data('PUT', CONFIG.format(120), net0='virtio={0},bridge=vmbr0'.format(mac))
+    assert api.config(120)['net0'] == 'virtio={0},bridge=vmbr0'.format(mac)

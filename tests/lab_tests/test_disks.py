@@ -1,0 +1,104 @@
+"""Disks are allocated, imported and resized as PVE does it (Qemu.pm create_disks and resize_vm)."""
+
+CONFIG = '/nodes/pve1/qemu/{0}/config'
+RESIZE = '/nodes/pve1/qemu/{0}/resize'
+GIB = 1024 ** 3
+
+
+def volumes(api, storage='local-lvm'):
+    return dict((item['volid'], item) for item in api.data('GET', '/nodes/pve1/storage/{0}/content'.format(storage)))
+
+
+def create(api, vmid=130, **config):
+    return api.run('POST', '/nodes/pve1/qemu', vmid=vmid, **config)
+
+
+def download_debian(api, lab):
+    url = lab.served.url('debian-12-genericcloud-amd64.qcow2')
+    assert api.download(url, 'import', 'debian-12.qcow2')['exitstatus'] == 'OK'
+    return 'local:import/debian-12.qcow2'
+
+
+def test_a_config_update_allocates_a_new_disk(api):
+    api.clone(120)
+    api.data('PUT', CONFIG.format(120), scsi1='local-lvm:2')
+    assert api.config(120)['scsi1'] == 'local-lvm:vm-120-disk-1,size=2G'
+    assert volumes(api)['local-lvm:vm-120-disk-1']['size'] == 2 * GIB
+
+
+def test_a_cloud_init_drive_is_named_after_its_vm(api):
+    assert create(api, ide2='local-lvm:cloudinit')['exitstatus'] == 'OK'
+    assert api.config(130)['ide2'] == 'local-lvm:vm-130-cloudinit,media=cdrom'
+    create(api, vmid=131)
+    api.data('PUT', CONFIG.format(131), ide2='local-lvm:cloudinit')
+    assert api.config(131)['ide2'] == 'local-lvm:vm-131-cloudinit,media=cdrom'
+    assert 'local-lvm:vm-131-cloudinit' in volumes(api)
+
+
+def test_a_cloud_init_drive_needs_a_storage_for_images(api):
+    create(api)
+    status, _message, errors = api.error('PUT', CONFIG.format(130), ide2='local:cloudinit')
+    assert (status, errors) == (400, {'storage': "storage 'local' does not support vm images"})
+
+
+def test_a_second_cloud_init_drive_is_refused(api):
+    api.clone(120)
+    assert api.error('PUT', CONFIG.format(120), ide0='local-lvm:cloudinit')[:2] == (
+        500, "ide0 - cloud-init drive is already attached at 'ide2'")
+    status = create(api, ide0='local-lvm:cloudinit', ide2='local-lvm:cloudinit')
+    assert status['exitstatus'] == "unable to create VM 130 - ide2 - cloud-init drive is already attached at 'ide0'"
+
+
+def test_import_from_needs_a_zero_size(api, lab):
+    source = download_debian(api, lab)
+    status, _message, errors = api.error('POST', '/nodes/pve1/qemu', vmid=130,
+                                         scsi0='local-lvm:10,import-from=' + source)
+    assert (status, errors) == (400, {'scsi0': "'import-from' requires special syntax - use <storage ID>:0,"
+                                               "import-from=<source>"})
+
+
+def test_import_from_an_iso_volume_is_refused(api, lab):
+    url = lab.served.url('noble-server-cloudimg-amd64.img')
+    assert api.download(url, 'iso', 'noble.img')['exitstatus'] == 'OK'
+    errors = api.error('POST', '/nodes/pve1/qemu', vmid=130, scsi0='local-lvm:0,import-from=local:iso/noble.img')[2]
+    assert errors == {'scsi0': "local:iso/noble.img has wrong type 'iso' - needs to be 'images' or 'import'"}
+
+
+def test_import_from_a_missing_volume_fails_in_the_task(api):
+    status = create(api, scsi0='local-lvm:0,import-from=local:import/missing.qcow2')
+    assert status['exitstatus'].startswith(
+        "unable to create VM 130 - cannot import from 'local:import/missing.qcow2' - ")
+    assert api.call('GET', CONFIG.format(130)).status_code == 500
+
+
+def test_an_imported_disk_takes_the_image_size(api, lab):
+    source = download_debian(api, lab)
+    assert create(api, scsi0='local-lvm:0,import-from=' + source)['exitstatus'] == 'OK'
+    assert api.config(130)['scsi0'] == 'local-lvm:vm-130-disk-0,size=3G'
+    api.data('PUT', CONFIG.format(130), scsi1='local-lvm:0,import-from=' + source + ',discard=on')
+    assert api.config(130)['scsi1'] == 'local-lvm:vm-130-disk-1,discard=on,size=3G'
+
+
+def test_resize_grows_a_disk(api):
+    api.clone(120)
+    assert api.run('PUT', RESIZE.format(120), disk='scsi0', size='+2G')['exitstatus'] == 'OK'
+    assert api.config(120)['scsi0'] == 'local-lvm:vm-120-disk-0,size=5632M'
+    assert volumes(api)['local-lvm:vm-120-disk-0']['size'] == 5632 * 1024 ** 2
+    assert api.run('PUT', RESIZE.format(120), disk='scsi0', size='10G')['exitstatus'] == 'OK'
+    assert api.config(120)['scsi0'] == 'local-lvm:vm-120-disk-0,size=10G'
+
+
+def test_resize_to_the_same_size_changes_nothing(api):
+    api.clone(120)
+    digest = api.config(120)['digest']
+    assert api.run('PUT', RESIZE.format(120), disk='scsi0', size='3584M')['exitstatus'] == 'OK'
+    assert api.config(120)['digest'] == digest
+
+
+def test_resize_refuses_to_shrink_and_unknown_disks(api):
+    api.clone(120)
+    assert api.run('PUT', RESIZE.format(120), disk='scsi0', size='1G')['exitstatus'] == \
+        'shrinking disks is not supported'
+    assert api.run('PUT', RESIZE.format(120), disk='scsi5', size='+1G')['exitstatus'] == "disk 'scsi5' does not exist"
+    assert api.run('PUT', RESIZE.format(120), disk='ide2', size='+1G')['exitstatus'] == "you can't resize a cdrom"
+    assert api.config(120)['scsi0'] == 'local-lvm:vm-120-disk-0,size=3584M'

@@ -1,0 +1,113 @@
+"""download-url and upload behave as pve-storage's (API2/Storage/Status.pm, PVE::Tools::download_file_from_url),
+and the lab keeps every file's bytes."""
+
+import pytest
+import zstandard
+
+from lab import images
+from lab.files import CHECKSUMS, checksums
+
+DOWNLOAD = '/nodes/pve1/storage/{0}/download-url'
+SEED_ISO = images.seed_files()['lab-tools.iso']
+
+
+def isos(api):
+    return [item['volid'] for item in api.data('GET', '/nodes/pve1/storage/local/content', content='iso')]
+
+
+def test_a_download_is_verified_with_each_checksum_algorithm_and_kept(api, lab):
+    url, sums = lab.serve('tools.iso', SEED_ISO)
+    for algorithm in CHECKSUMS:
+        filename = 'tools-{0}.iso'.format(algorithm)
+        status = api.download(url, 'iso', filename, checksum=sums[algorithm], **{'checksum-algorithm': algorithm})
+        assert status['exitstatus'] == 'OK', status
+        assert lab.volume_bytes('local:iso/' + filename) == SEED_ISO
+
+
+def test_a_checksum_mismatch_fails_and_leaves_no_file(api, lab):
+    url, sums = lab.serve('tools.iso', SEED_ISO)
+    status = api.download(url, 'iso', 'tools.iso', checksum='0' * 64, **{'checksum-algorithm': 'sha256'})
+    assert status['exitstatus'] == "checksum mismatch: got '{0}' != expect '{1}'".format(sums['sha256'], '0' * 64)
+    assert 'local:iso/tools.iso' not in isos(api)
+
+
+def test_an_existing_file_is_kept_unless_its_checksum_differs(api, lab):
+    url, sums = lab.serve('tools.iso', SEED_ISO)
+    assert api.download(url, 'iso', 'tools.iso')['exitstatus'] == 'OK'
+    lab.serve('tools.iso', b'newer')
+    assert api.download(url, 'iso', 'tools.iso')['exitstatus'] == \
+        "refusing to override existing file '/var/lib/vz/template/iso/tools.iso'"
+    same = api.download(url, 'iso', 'tools.iso', checksum=sums['sha1'], **{'checksum-algorithm': 'sha1'})
+    assert same['exitstatus'] == 'OK' and 'OK, got correct file already, no need to download' in same['log']
+    other = api.download(url, 'iso', 'tools.iso', checksum='1' * 40, **{'checksum-algorithm': 'sha1'})
+    assert other['exitstatus'] == "checksum mismatch: got '{0}' != expect '{1}', aborting".format(
+        sums['sha1'], '1' * 40)
+    assert lab.volume_bytes('local:iso/tools.iso') == SEED_ISO
+
+
+@pytest.mark.parametrize('content, filename, message', [
+    ('iso', 'tools.qcow2', 'wrong file extension'),
+    ('vztmpl', 'debian.tar', 'wrong file extension'),
+    ('import', 'noble-server-cloudimg-amd64.img', 'invalid filename or wrong extension'),
+])
+def test_the_file_name_must_fit_the_content_type(api, lab, content, filename, message):
+    url = lab.served.url('noble-server-cloudimg-amd64.img')
+    status, _message, errors = api.error('POST', DOWNLOAD.format('local'), url=url, content=content,
+                                         filename=filename)
+    assert (status, errors) == (400, {'filename': message})
+
+
+def test_the_file_name_is_normalized(api, lab):
+    assert api.download(lab.served.url('lab-tools.iso'), 'iso', '../my tools.iso')['exitstatus'] == 'OK'
+    assert 'local:iso/my_tools.iso' in isos(api)
+
+
+def test_a_compressed_iso_is_decompressed(api, lab):
+    # The checksum is the compressed file's, as PVE verifies before it decompresses.
+    compressed = checksums(images.seed_files()['lab-tools.iso.gz'])
+    status = api.download(lab.served.url('lab-tools.iso.gz'), 'iso', 'gz.iso', compression='gz',
+                          checksum=compressed['sha512'], **{'checksum-algorithm': 'sha512'})
+    assert status['exitstatus'] == 'OK'
+    assert lab.volume_bytes('local:iso/gz.iso') == SEED_ISO
+    zst_url, _sums = lab.serve('lab-tools.iso.zst', zstandard.ZstdCompressor().compress(SEED_ISO))
+    assert api.download(zst_url, 'iso', 'zst.iso', compression='zst')['exitstatus'] == 'OK'
+    assert lab.volume_bytes('local:iso/zst.iso') == SEED_ISO
+
+
+def test_only_an_iso_is_decompressed(api, lab):
+    status = api.download(lab.served.url('lab-tools.iso.gz'), 'import', 'x.raw', compression='gz')
+    assert status['exitstatus'] == 'decompression not supported for import'
+    errors = api.error('POST', DOWNLOAD.format('local'), url=lab.served.url('lab-tools.iso.gz'), content='iso',
+                       filename='x.iso', compression='rar')[2]
+    assert errors == {'compression': "value 'rar' does not have a value in the enumeration 'gz, lzo, zst, bz2'"}
+
+
+def test_only_the_labs_own_files_can_be_downloaded(api, lab):
+    for url in ('https://releases.ubuntu.com/noble/ubuntu.iso', lab.served.url('missing.iso')):
+        status = api.download(url, 'iso', 'outside.iso')
+        assert status['exitstatus'].startswith('download failed: {0} is not a file the lab serves'.format(url))
+    assert 'local:iso/outside.iso' not in isos(api)
+
+
+def test_download_needs_a_file_storage_configured_for_the_content(api, lab):
+    url = lab.served.url('lab-tools.iso')
+    assert api.error('POST', DOWNLOAD.format('local-lvm'), url=url, content='iso', filename='a.iso')[:2] == (
+        500, "can't upload to storage type 'lvmthin', not a file based storage!")
+    lab.pve.storages['local']['content'] = 'iso'
+    assert api.error('POST', DOWNLOAD.format('local'), url=url, content='import', filename='a.qcow2')[:2] == (
+        500, "storage 'local' is not configured for content-type 'import'")
+
+
+def test_an_upload_is_kept(api, lab):
+    response = api.session.post(lab.url + '/api2/json/nodes/pve1/storage/local/upload', verify=lab.cafile,
+                                data={'content': 'iso'}, files={'filename': ('seed.iso', SEED_ISO)})
+    assert response.status_code == 200, response.text
+    assert api.wait(response.json()['data'])['exitstatus'] == 'OK'
+    assert lab.volume_bytes('local:iso/seed.iso') == SEED_ISO
+
+
+def test_volume_bytes_needs_a_file_the_lab_holds(lab):
+    with pytest.raises(KeyError, match='no volume local:iso/none.iso'):
+        lab.volume_bytes('local:iso/none.iso')
+    with pytest.raises(KeyError, match='holds no bytes'):
+        lab.volume_bytes('local-lvm:base-9017-disk-0')
