@@ -8,8 +8,9 @@ STAMP := $(VENV)/.installed
 # The checkout seen as ansible_collections/puls/proxmox, as Ansible and pytest import it.
 COLLECTIONS := .build/collections
 LINK := $(COLLECTIONS)/ansible_collections/puls/proxmox
-# ansible-test needs a real directory named ansible_collections/puls/proxmox (no symlink).
-SANITY_ROOT := .build/ansible-test/ansible_collections/puls/proxmox
+# ansible-test needs a real directory named ansible_collections/puls/proxmox (no symlink), outside
+# this git checkout (inside it, git would hide the copy as ignored and ansible-test would see no files).
+SANITY_ROOT := $(or $(TMPDIR),/tmp)/puls-proxmox-sanity-$(shell id -u)/ansible_collections/puls/proxmox
 NETNS := hacking/netns-run
 PYTEST := $(BIN)/python -m pytest
 
@@ -42,7 +43,7 @@ sanity: setup
 	@cp hacking/get_pip_offline.py ~/.ansible/test/cache/get_pip_24_2.py
 	@rm -rf $(SANITY_ROOT) && mkdir -p $(SANITY_ROOT)
 	@git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C $(SANITY_ROOT)
-	@cd $(SANITY_ROOT) && $(CURDIR)/$(BIN)/ansible-test sanity --venv --python 3.11 --color no 2>&1 \
+	@mkdir -p .build && cd $(SANITY_ROOT) && $(CURDIR)/$(BIN)/ansible-test sanity --venv --python 3.11 --color no 2>&1 \
 	    | tee $(CURDIR)/.build/sanity.log | grep -vE '^(Running sanity test|Read [0-9]+ sanity)' || true
 	@ran=$$(grep -c '^Running sanity test' .build/sanity.log || true); \
 	 failed=$$(grep -cE '^ERROR: (The [0-9]+ sanity test|Found [0-9]+ )' .build/sanity.log || true); \

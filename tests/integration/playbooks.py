@@ -1,0 +1,111 @@
+"""Run ansible-playbook for real, as a user would, against a lab, and read back what each task did."""
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+COLLECTIONS = REPO / '.build' / 'collections'
+
+
+@dataclasses.dataclass
+class PlaybookRun:
+    rc: int
+    stdout: str
+    stderr: str
+    results: list
+
+    def for_task(self, task, host=None):
+        """The results of the task with this name (on this host), in run order."""
+        return [r for r in self.results if r['task'] == task and (host is None or r['host'] == host)]
+
+    def one(self, task, host=None):
+        found = self.for_task(task, host)
+        assert len(found) == 1, 'expected one result of {0!r}, got {1}:\n{2}'.format(task, len(found), self.stdout)
+        return found[0]['result']
+
+    @property
+    def changed(self):
+        return [r for r in self.results if r['result'].get('changed')]
+
+    @property
+    def failed(self):
+        return [r for r in self.results if r['status'] in ('failed', 'unreachable')]
+
+
+def run_playbook(tmp_path, plays, env, inventory=None, check=False, diff=True, extra_args=(), name='play'):
+    """Write plays (a list of play dicts or YAML text) to tmp_path and run ansible-playbook on them.
+
+    env holds the lab's PROXMOX_* variables; the collection comes from this checkout through
+    ANSIBLE_COLLECTIONS_PATH, the controller Python is the venv's own.
+    """
+    playbook = tmp_path / '{0}.yml'.format(name)
+    playbook.write_text(plays if isinstance(plays, str) else yaml.safe_dump(plays, sort_keys=False))
+    inventory_file = tmp_path / 'inventory.yml'
+    if not inventory_file.exists() or inventory is not None:
+        inventory_file.write_text(yaml.safe_dump(inventory or {'all': {'hosts': {'localhost': {}}}}))
+    results_file = tmp_path / '{0}.results.jsonl'.format(name)
+    if results_file.exists():
+        results_file.unlink()
+    run_env = dict(os.environ)
+    run_env.update(env)
+    run_env.update({
+        'ANSIBLE_COLLECTIONS_PATH': str(COLLECTIONS),
+        'ANSIBLE_CALLBACK_PLUGINS': str(HERE / 'plugins' / 'callback'),
+        'ANSIBLE_CALLBACKS_ENABLED': 'record_results',
+        'ANSIBLE_PYTHON_INTERPRETER': sys.executable,
+        'ANSIBLE_LOCAL_TEMP': str(tmp_path / '.ansible-local'),
+        'ANSIBLE_HOME': str(tmp_path / '.ansible-home'),
+        'ANSIBLE_NOCOLOR': '1',
+        'ANSIBLE_FORCE_COLOR': '0',
+        'PULS_TEST_RESULTS': str(results_file),
+    })
+    cmd = [str(Path(sys.executable).parent / 'ansible-playbook'), '-i', str(inventory_file), str(playbook)]
+    cmd += ['--check'] if check else []
+    cmd += ['--diff'] if diff else []
+    cmd += list(extra_args)
+    proc = subprocess.run(cmd, env=run_env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    results = []
+    if results_file.exists():
+        results = [json.loads(line) for line in results_file.read_text().splitlines() if line]
+    return PlaybookRun(proc.returncode, proc.stdout, proc.stderr, results)
+
+
+@dataclasses.dataclass
+class FourRuns:
+    check: PlaybookRun
+    real: PlaybookRun
+    check_again: PlaybookRun
+    real_again: PlaybookRun
+
+
+def _changes(run):
+    """(host, task) -> (changed, diff) of every task result, to compare a check run with a real one."""
+    return {(r['host'], r['task']): (bool(r['result'].get('changed')), r['result'].get('diff'))
+            for r in run.results if r['status'] == 'ok'}
+
+
+def four_runs(tmp_path, plays, env, inventory=None):
+    """The four-run pattern every module is held to: check, real, idempotent check, idempotent real.
+
+    The check run must report exactly what the real run then does (changed flags and diffs), and
+    both runs after it must change nothing.
+    """
+    runs = []
+    for index, check in enumerate((True, False, True, False)):
+        run = run_playbook(tmp_path, plays, env, inventory=inventory, check=check, name='run{0}'.format(index + 1))
+        assert run.rc == 0, 'run {0} ({1}) failed:\n{2}\n{3}'.format(
+            index + 1, 'check' if check else 'real', run.stdout, run.stderr)
+        runs.append(run)
+    check, real, check_again, real_again = runs
+    assert _changes(check) == _changes(real), 'the check run did not predict the real run:\n{0}\n{1}'.format(
+        check.stdout, real.stdout)
+    for again in (check_again, real_again):
+        assert not again.changed, 'a second run changed something:\n{0}'.format(again.stdout)
+    return FourRuns(*runs)
