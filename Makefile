@@ -15,6 +15,8 @@ NETNS := hacking/netns-run
 PYTEST := $(BIN)/python -m pytest
 
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(COLLECTIONS)
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+export NO_COLOR := 1
 
 .PHONY: help setup test sanity lint unit integration lab demo clean
 
@@ -51,7 +53,7 @@ sanity: setup
 
 lint: setup
 	@echo "== stage: ansible-lint (production profile)"
-	@$(BIN)/ansible-lint --profile production --offline -q 2>&1 | tail -n 20
+	@$(BIN)/ansible-lint --profile production --offline 2>&1 | tail -n 40
 
 unit: setup
 	@echo "== stage: unit tests"

@@ -70,7 +70,7 @@ def run_playbook(tmp_path, plays, env, inventory=None, check=False, diff=True, e
     cmd += ['--check'] if check else []
     cmd += ['--diff'] if diff else []
     cmd += list(extra_args)
-    proc = subprocess.run(cmd, env=run_env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(cmd, env=run_env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
     results = []
     if results_file.exists():
         results = [json.loads(line) for line in results_file.read_text().splitlines() if line]

@@ -76,7 +76,7 @@ class LabDns(object):
 
     async def start(self):
         loop = asyncio.get_running_loop()
-        transport, _ = await loop.create_datagram_endpoint(lambda: _Udp(self), local_addr=(self.address, self.port))
+        transport, _protocol = await loop.create_datagram_endpoint(lambda: _Udp(self), local_addr=(self.address, self.port))
         self._servers.append(transport)
         self._servers.append(await asyncio.start_server(self._tcp, self.address, self.port))
 

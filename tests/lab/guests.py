@@ -133,7 +133,7 @@ class Guest(object):
 
 def agent_enabled(config):
     """agent: 1 or enabled=1,... (fakepve's reading, which matches PVE's)."""
-    return str(config.get('agent', '0')).split(',')[0].split('=')[-1] in ('1', 'true', 'yes', 'on')
+    return str(config.get('agent', '0')).split(',', maxsplit=1)[0].rsplit('=', maxsplit=1)[-1] in ('1', 'true', 'yes', 'on')
 
 
 def net_mac(value):

@@ -127,7 +127,7 @@ class SshEndpoint(object):
             os.close(slave)
         reader = asyncio.StreamReader()
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(master, 'rb', 0))
-        to_pty, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(os.dup(master), 'wb', 0))
+        to_pty, _protocol = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(os.dup(master), 'wb', 0))
 
         async def feed():
             try:

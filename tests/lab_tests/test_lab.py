@@ -121,7 +121,7 @@ def test_python_m_lab_prints_its_settings_and_stops_on_sigterm(tmp_path):
     process = subprocess.Popen([sys.executable, '-m', 'lab', '--state-dir', str(state), '--time-scale', '0'],
                                env=dict(os.environ, PYTHONPATH=tests), stdout=subprocess.PIPE, text=True)
     try:
-        lines = [process.stdout.readline() for _ in range(8)]
+        lines = [process.stdout.readline() for _line in range(8)]
         settings = dict(line.rstrip('\n').split('=', 1) for line in lines)
         assert sorted(settings) == sorted([
             'PROXMOX_URL', 'PROXMOX_USER', 'PROXMOX_TOKEN_NAME', 'PROXMOX_TOKEN_SECRET', 'PROXMOX_CA_PATH',

@@ -12,7 +12,7 @@ class NodesMixin(object):
     def node_memory_usage(self, node):
         """(used, total) bytes: the node's own use plus the memory of its running VMs."""
         total, base = self.node_memory.get(node, (8 * 1024 * MIB, 2 * 1024 * MIB))
-        guests = sum(int(str(vm.config.get('memory', 512)).split('=')[-1]) * MIB
+        guests = sum(int(str(vm.config.get('memory', 512)).rsplit('=', maxsplit=1)[-1]) * MIB
                      for vm in self.vms if vm.node == node and vm.status == 'running')
         return base + guests, total
 
