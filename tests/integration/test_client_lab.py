@@ -196,3 +196,14 @@ def test_two_processes_creating_vms_at_once_never_collide(lab, tmp_path):
 def test_two_controllers_creating_vms_at_once_end_with_distinct_vmids(lab, tmp_path):
     """No shared lock (two machines): PVE's 'already exists' sends the loser to another id."""
     assert_each_vm_exists_once(lab, allocate_in_parallel(lab, tmp_path, ['controller-a', 'controller-b']))
+
+
+def test_refused_input_is_sent_once_and_never_retried(lab):
+    client = token_client(lab)
+    config = '/nodes/pve1/qemu/%d/config' % TEMPLATE
+    with pytest.raises(PveApiError) as caught:
+        client.put(config, cores='many', idempotent=True, context='updating config of VM %d on pve1' % TEMPLATE)
+    assert caught.value.status == 400
+    assert 'cores' in caught.value.errors
+    assert [(r.method, r.path) for r in lab.writes()] == [('PUT', '/api2/json' + config)]
+    assert lab.call(lambda: lab.pve.vm(TEMPLATE).config['cores']) != 'many'
