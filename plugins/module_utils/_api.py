@@ -273,6 +273,16 @@ class PveClient:
         """Any method; see get, post, put and delete."""
         return self._call(method.upper(), api_path, params, context, idempotent)
 
+    def upload(self, api_path, /, *, filename, data, context=None, **params):
+        """POST a multipart upload (PVE's storage upload): data (bytes) as the file filename, params as form fields.
+
+        Returns what PVE answers (the upload's UPID). Sending the same file again is harmless (PVE replaces
+        the file), so it is retried like an idempotent write.
+        """
+        # PVE wants the file part typed (bugzilla 4344) and after the other fields, as requests puts it.
+        files = {'filename': (filename, data, 'application/octet-stream')}
+        return self._call('POST', api_path, params, context, idempotent=True, files=files)
+
     # ------------------------------------------------------------------ tasks and waits
 
     def run_task(self, method, api_path, /, *, context=None, task_timeout=DEFAULT_TASK_TIMEOUT, idempotent=False, **params):
@@ -364,7 +374,7 @@ class PveClient:
 
     # ------------------------------------------------------------------ the wire
 
-    def _call(self, method, path, params, context, idempotent=False, lost_response=None):
+    def _call(self, method, path, params, context, idempotent=False, lost_response=None, files=None):
         """One API call with retries; see the module docstring for what is retried."""
         context = context or '%s %s' % (method, path)
         url = '%s/%s' % (self.base_url, path.lstrip('/'))
@@ -377,7 +387,7 @@ class PveClient:
             try:
                 if self._session is None:
                     self._open_session()
-                return self._exchange(method, path, url, form)
+                return self._exchange(method, path, url, form, files)
             except _Failure as failure:
                 if failure.status == 401 and self.credential.password and not (renewed or failure.login):
                     # The ticket expired or was revoked: log in again, once.
@@ -451,8 +461,10 @@ class PveClient:
                 self._redact.add(secret)
         self._session = backend.get_session()
 
-    def _exchange(self, method, path, url, form):
+    def _exchange(self, method, path, url, form, files=None):
         where = {'params': form} if method in ('GET', 'DELETE') else {'data': form}
+        if files:
+            where['files'] = files
         try:
             with _no_insecure_request_warnings():
                 response = self._session.request(method, url, verify=self._verify, timeout=self.timeout, **where)

@@ -4,30 +4,28 @@
 
 The block is one line of its own, ``[puls-provision: KEY=HASH,KEY=HASH]``: keys are provision file
 paths, hashes lower-case hex. Puls wrote the same shape with basenames as keys, so its blocks parse
-as they are. Every other character of the Notes belongs to humans and is kept byte for byte, except
-trailing whitespace, which PVE strips on every write (FIELD-NOTES A.7): what this module returns is
-already stripped, and ``same_notes`` compares stripped texts.
+as they are. Other managed blocks of the same shape pass their own ``tag`` and notes limit (pve_iso
+keeps ``[puls-files: VOLID=HASH,...]`` in a node's notes). Every other character of the Notes
+belongs to humans and is kept byte for byte, except trailing whitespace, which PVE strips on every
+write (FIELD-NOTES A.7): what this module returns is already stripped, and ``same_notes`` compares
+stripped texts.
 
 Pure: strings in, strings out.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
 MAX_NOTES_LENGTH = 8192  # PVE refuses a longer description: "value may only be 8192 characters long"
 
-_TAG = 'puls-provision'
+PROVISION_TAG = 'puls-provision'
 _KEY = r'[^,=\]\s][^,=\]\r\n]*'  # no leading blank, so blanks after ':' and ',' are never part of a key
 _HASH = r'[0-9a-f]+'
 _ENTRY = f'({_KEY})=({_HASH})'
-# A block is recognized only as a whole line (blanks around it allowed, and the CR of a CRLF line),
-# so human text that merely mentions "[puls-provision: ...]" inside a sentence is left alone.
-_BLOCK_LINE = re.compile(
-    rf'^[ \t]*(?P<block>\[{_TAG}:[ \t]*(?P<entries>(?:{_ENTRY}(?:,[ \t]*{_ENTRY})*)?)\])[ \t]*\r?$',
-    re.MULTILINE)
 _ENTRY_PAIR = re.compile(_ENTRY)
 _HASH_VALUE = re.compile(_HASH)
 
@@ -43,12 +41,12 @@ class ProvisionKeyError(ValueError):
 class NotesTooLongError(ValueError):
     """The Notes with the block would exceed PVE's limit. ``length`` is their length, ``excess`` the overshoot."""
 
-    def __init__(self, length: int, block_length: int) -> None:
+    def __init__(self, length: int, block_length: int, max_length: int = MAX_NOTES_LENGTH) -> None:
         self.length = length
-        self.excess = length - MAX_NOTES_LENGTH
+        self.excess = length - max_length
         super().__init__(
-            f'the Notes would be {length} characters, {self.excess} over the {MAX_NOTES_LENGTH} that Proxmox VE allows '
-            f'(the provision block takes {block_length}); shorten the Notes or the provision file paths')
+            f'the Notes would be {length} characters, {self.excess} over the {max_length} that Proxmox VE allows '
+            f'(the managed block takes {block_length}); shorten the Notes or the keys of the block')
 
 
 class ParsedNotes(NamedTuple):
@@ -71,28 +69,28 @@ def validate_key(path: str) -> str:
     return path
 
 
-def parse(notes: str | None) -> ParsedNotes:
-    """Find the managed block in ``notes``.
+def parse(notes: str | None, tag: str = PROVISION_TAG) -> ParsedNotes:
+    """Find the managed block ``[tag: ...]`` in ``notes``.
 
     When several lines match, the last one is the block (Puls appended its block at the end, so the
     last is the newest); earlier ones stay human text.
     """
-    match = _last_block(notes or '')
+    match = _last_block(notes or '', tag)
     if match is None:
         return ParsedNotes({}, None)
     return ParsedNotes(dict(_ENTRY_PAIR.findall(match.group('entries'))), match.span('block'))
 
 
-def render(notes: str | None, entries: Mapping[str, str]) -> str:
-    """Return ``notes`` with the block holding ``entries``, in their order, stripped as PVE stores it.
+def render(notes: str | None, entries: Mapping[str, str], tag: str = PROVISION_TAG, max_length: int = MAX_NOTES_LENGTH) -> str:
+    """Return ``notes`` with the block ``[tag: ...]`` holding ``entries``, in their order, stripped as PVE stores it.
 
     The block is replaced where it is, or appended after a blank line when absent; with no entries
     it is removed together with its line break. Raises ``ProvisionKeyError`` for a key or hash the
     block cannot hold and ``NotesTooLongError`` past PVE's limit: human text is never truncated.
     """
     notes = notes or ''
-    block = format_block(entries) if entries else ''
-    match = _last_block(notes)
+    block = format_block(entries, tag) if entries else ''
+    match = _last_block(notes, tag)
     if match is None:
         human = normalize(notes)
         newline = '\r\n' if '\r\n' in notes else '\n'
@@ -104,18 +102,18 @@ def render(notes: str | None, entries: Mapping[str, str]) -> str:
         line_end = match.end() + 1 if notes.startswith('\n', match.end()) else match.end()
         result = notes[:match.start()] + notes[line_end:]
     result = normalize(result)
-    if len(result) > MAX_NOTES_LENGTH:
-        raise NotesTooLongError(len(result), len(block))
+    if len(result) > max_length:
+        raise NotesTooLongError(len(result), len(block), max_length)
     return result
 
 
-def format_block(entries: Mapping[str, str]) -> str:
+def format_block(entries: Mapping[str, str], tag: str = PROVISION_TAG) -> str:
     """The block line for ``entries`` (one or more), after checking every key and hash."""
     for path, file_hash in entries.items():
         validate_key(path)
         if not isinstance(file_hash, str) or not _HASH_VALUE.fullmatch(file_hash):
             raise ProvisionKeyError(path, f'has hash {file_hash!r}; a hash must be lower-case hex')
-    return f'[{_TAG}: ' + ','.join(f'{path}={file_hash}' for path, file_hash in entries.items()) + ']'
+    return f'[{tag}: ' + ','.join(f'{path}={file_hash}' for path, file_hash in entries.items()) + ']'
 
 
 def normalize(notes: str | None) -> str:
@@ -128,6 +126,15 @@ def same_notes(left: str | None, right: str | None) -> bool:
     return normalize(left) == normalize(right)
 
 
-def _last_block(notes: str) -> re.Match | None:
-    matches = list(_BLOCK_LINE.finditer(notes))
+@functools.lru_cache(maxsize=None)
+def _block_line(tag: str) -> re.Pattern:
+    # A block is recognized only as a whole line (blanks around it allowed, and the CR of a CRLF line),
+    # so human text that merely mentions "[puls-provision: ...]" inside a sentence is left alone.
+    return re.compile(
+        rf'^[ \t]*(?P<block>\[{re.escape(tag)}:[ \t]*(?P<entries>(?:{_ENTRY}(?:,[ \t]*{_ENTRY})*)?)\])[ \t]*\r?$',
+        re.MULTILINE)
+
+
+def _last_block(notes: str, tag: str) -> re.Match | None:
+    matches = list(_block_line(tag).finditer(notes))
     return matches[-1] if matches else None

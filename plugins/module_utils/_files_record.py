@@ -1,0 +1,97 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The record of which declared source each managed file came from, kept in a node's notes.
+
+PVE has no notes for ISOs or import images (only backups have volume notes), so pve_iso keeps one
+managed line in the node's notes (``description`` of ``/nodes/{node}/config``)::
+
+    [puls-files: local:iso/noble.iso=3f2a9c1b7d4e,local:import/debian.qcow2=0c1d2e3f4a5b]
+
+keyed by volid, valued by the short hash of the declared source (``_iso.Source.record``). The line
+is parsed and rendered by ``_notes`` with its own tag; every other character of the notes is kept.
+A write carries the digest of the read it is based on; when someone changed the node's config in
+between, PVE refuses it and the update is re-read and merged again (a few times).
+
+Reading needs Sys.Audit on /, writing Sys.Modify on / (pve-manager PVE/API2/NodeConfig.pm).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ansible_collections.puls.proxmox.plugins.module_utils import _notes
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+
+FILES_TAG = 'puls-files'
+# PVE::NodeConfig: the node's description holds at most 64 KiB.
+MAX_NODE_NOTES_LENGTH = 64 * 1024
+# PVE::Tools::assert_if_modified, when the digest sent is not the config's any more.
+_DIGEST_CHANGED = 'detected modified configuration'
+WRITE_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class NodeNotes:
+    """A node's notes as read: the text, the record's entries {volid: hash}, and the config digest to write with."""
+
+    description: str
+    entries: dict
+    digest: str | None
+
+
+def parse_record(description: str | None) -> dict:
+    """The record's entries {volid: hash} in the notes, in their order (empty without a record)."""
+    return _notes.parse(description, tag=FILES_TAG).entries
+
+
+def render_record(description: str | None, entries: Mapping[str, str]) -> str:
+    """The notes with the record holding entries (without the line when there are none), the rest untouched."""
+    return _notes.render(description, entries, tag=FILES_TAG, max_length=MAX_NODE_NOTES_LENGTH)
+
+
+def merge(entries: Mapping[str, str], changes: Mapping[str, str | None]) -> dict:
+    """entries with changes applied: a volid set to a hash (a new one appended), or dropped when None."""
+    merged = dict(entries)
+    for volid, record in changes.items():
+        if record is None:
+            merged.pop(volid, None)
+        else:
+            merged[volid] = record
+    return merged
+
+
+def read_notes(client, node: str) -> NodeNotes:
+    """Node's notes and record. The whole config is read: asked for one property, PVE sends no digest."""
+    config = client.get('/nodes/%s/config' % node, context='reading the notes of node %s' % node) or {}
+    description = config.get('description') or ''
+    return NodeNotes(description, parse_record(description), config.get('digest'))
+
+
+def update_record(client, node: str, changes: Mapping[str, str | None]) -> bool:
+    """Apply changes ({volid: hash or None}) to node's record; True when the notes were written.
+
+    Written with the digest of the read; on PVE's "detected modified configuration" the notes are
+    read again and the changes merged into what is there now.
+    """
+    attempt = 0
+    while True:
+        attempt += 1
+        notes = read_notes(client, node)
+        entries = merge(notes.entries, changes)
+        if entries == notes.entries:
+            return False
+        try:
+            description = render_record(notes.description, entries)
+        except _notes.NotesTooLongError as exc:
+            raise PveApiError('recording the source of %s in the notes of node %s failed: %s'
+                              % (', '.join(changes), node, exc)) from None
+        params = dict(description=description) if description else {'delete': 'description'}
+        try:
+            # Repeating it is harmless: a write that did land makes the digest stale, and the re-read finds it done.
+            client.put('/nodes/%s/config' % node, context='recording the source of %s in the notes of node %s'
+                       % (', '.join(changes), node), idempotent=True, digest=notes.digest, **params)
+            return True
+        except PveApiError as exc:
+            if _DIGEST_CHANGED not in (exc.reason or '') or attempt >= WRITE_ATTEMPTS:
+                raise

@@ -1,0 +1,64 @@
+"""A node's config (/nodes/{node}/config) as pve-manager keeps it (PVE/NodeConfig.pm, PVE/API2/NodeConfig.pm):
+the notes (`description`) and other options in /etc/pve/nodes/<node>/config, with the file's digest.
+
+fakepve answers GET with a sample and stores nothing on PUT; the collection keeps pve_iso's record in the notes.
+"""
+
+from fakepve.routing import check_digest, sha1, split_list
+
+CONFIG = '/nodes/{node}/config'
+
+
+def _description_lines(description):
+    """Perl's split(/\\n/, ...): the lines of the notes, trailing empty ones dropped."""
+    lines = description.split('\n')
+    while lines and lines[-1] == '':
+        lines.pop()
+    return lines
+
+
+def read_description(lines):
+    """JSONSchema::parse_config with a comment key: every comment line, trimmed at its end, then a newline."""
+    return ''.join(line.rstrip() + '\n' for line in lines)
+
+
+class NodeConfigMixin(object):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # node -> {option: value}; the notes are kept as the comment lines write_node_config writes.
+        self.node_configs = {}
+
+    def node_config_file(self, node):
+        """The config file's text as write_node_config writes it: the notes as # lines, then sorted options."""
+        config = self.node_configs.get(node, {})
+        text = ''.join('#{0}\n'.format(line) for line in config.get('description', ()))
+        return text + ''.join('{0}: {1}\n'.format(key, config[key]) for key in sorted(config) if key != 'description')
+
+    def _routes_lab_node_config(self):
+        return [('GET', CONFIG, self._lab_node_config_get), ('PUT', CONFIG, self._lab_node_config_put)]
+
+    async def _lab_node_config_get(self, v, user):
+        config = dict(self.node_configs.get(v['node'], {}))
+        if 'description' in config:
+            config['description'] = read_description(config['description'])
+        wanted = v.get('property')
+        if wanted:
+            # Asked for one property, PVE answers with it alone (no digest), or with nothing.
+            return {wanted: config[wanted]} if wanted in config else {}
+        config['digest'] = sha1(self.node_config_file(v['node']))
+        return config
+
+    async def _lab_node_config_put(self, v, user):
+        node = v['node']
+        check_digest(sha1(self.node_config_file(node)), v.get('digest'))
+        config = self.node_configs.setdefault(node, {})
+        for key, value in v.items():
+            if key in ('node', 'digest', 'delete'):
+                continue
+            config[key] = _description_lines(value) if key == 'description' else value
+        for key in split_list(v.get('delete')):
+            config.pop(key, None)
+        if not config.get('description', True):
+            # An empty description writes no comment line, so it reads back as absent.
+            del config['description']
+        return None

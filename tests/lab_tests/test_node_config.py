@@ -1,0 +1,53 @@
+"""A node's config keeps its notes as PVE does (pve-manager PVE/API2/NodeConfig.pm, PVE/NodeConfig.pm)."""
+
+CONFIG = '/nodes/{0}/config'
+# PVE::Tools::assert_if_modified
+DIGEST_CHANGED = 'detected modified configuration - file changed by other user? Try again.'
+
+
+def test_a_fresh_node_has_no_notes_and_a_digest(api):
+    config = api.data('GET', CONFIG.format('pve1'))
+    assert 'description' not in config
+    assert len(config['digest']) == 40
+
+
+def test_notes_are_kept_per_node_and_read_back_as_pve_parses_them(api):
+    api.data('PUT', CONFIG.format('pve1'), description='Rack 4, row B.  \n\n[puls-files: local:iso/a.iso=0123456789ab]\n\n')
+    # Each comment line comes back trimmed at its end and followed by a newline; trailing empty lines are gone.
+    assert api.data('GET', CONFIG.format('pve1'))['description'] == 'Rack 4, row B.\n\n[puls-files: local:iso/a.iso=0123456789ab]\n'
+    assert 'description' not in api.data('GET', CONFIG.format('pve2'))
+
+
+def test_the_digest_changes_with_the_notes_and_a_stale_one_is_refused(api):
+    before = api.data('GET', CONFIG.format('pve1'))['digest']
+    api.data('PUT', CONFIG.format('pve1'), description='first', digest=before)
+    after = api.data('GET', CONFIG.format('pve1'))['digest']
+    assert after != before
+    assert api.error('PUT', CONFIG.format('pve1'), description='second', digest=before)[:2] == (500, DIGEST_CHANGED)
+    assert api.data('GET', CONFIG.format('pve1'))['description'] == 'first\n'
+
+
+def test_delete_removes_the_notes(api):
+    api.data('PUT', CONFIG.format('pve1'), description='notes', wakeonlan='BC:24:11:00:00:01')
+    api.data('PUT', CONFIG.format('pve1'), delete='description')
+    config = api.data('GET', CONFIG.format('pve1'))
+    assert 'description' not in config and config['wakeonlan'] == 'BC:24:11:00:00:01'
+
+
+def test_one_property_comes_without_a_digest(api):
+    api.data('PUT', CONFIG.format('pve1'), description='notes')
+    assert api.data('GET', CONFIG.format('pve1'), property='description') == {'description': 'notes\n'}
+    assert api.data('GET', CONFIG.format('pve1'), property='wakeonlan') == {}
+
+
+def test_writing_notes_needs_sys_modify(api, lab):
+    def restrict():
+        lab.pve.users['auditor@pve'] = 'audit-Pass-1'
+        lab.pve.grant('auditor@pve', '/', 'Sys.Audit')
+    lab.call(restrict)
+    api.session.headers.pop('Authorization')
+    ticket = api.data('POST', '/access/ticket', username='auditor@pve', password='audit-Pass-1')
+    api.session.cookies.set('PVEAuthCookie', ticket['ticket'])
+    api.session.headers['CSRFPreventionToken'] = ticket['CSRFPreventionToken']
+    assert 'digest' in api.data('GET', CONFIG.format('pve1'))
+    assert api.error('PUT', CONFIG.format('pve1'), description='x')[:2] == (403, 'Permission check failed (/, Sys.Modify)')
