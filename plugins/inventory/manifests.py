@@ -1,0 +1,621 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+name: manifests
+short_description: A directory of proxmops manifests as the inventory of the reconcile role
+version_added: 0.1.0
+description:
+  - >-
+    Reads a directory of L(proxmops,https://github.com/prop4n/proxmops) manifests (C(apiVersion: proxmops.dev/v1)) and
+    turns them into the inventory that P(puls.proxmox.reconcile#role) reconciles. A proxmops repository works as it is.
+  - >-
+    The directory is scanned recursively, in sorted order. Hidden directories are skipped. A C(.yaml) or C(.yml) file is a
+    manifest file when a line of it starts with C(apiVersion: proxmops.dev/). Other YAML files are ignored, so
+    manifests can live next to unrelated content, this inventory's own configuration and C(group_vars/) included.
+  - Every document of a manifest file is a manifest and is validated. A file can hold several documents separated by
+    C(---).
+  - Kind C(VirtualMachine) becomes a host of the group C(pve_vms). Kind C(Template) becomes a host of the group
+    C(pve_templates). Kind C(Iso) becomes an entry of C(pve_isos), a variable of the group C(all). Kinds C(Container) and
+    C(Network) are reported with a warning and ignored, because they are not reconciled.
+  - >-
+    Every manifest is read and checked before the first host is added, so an invalid manifest never leaves a partial
+    inventory. The error starts with the file and the document, counted from 1, and names the field. For example, a
+    second document of C(proxmox/vms/app-01.yaml) with C(cores: two) fails with
+    C(spec.cores must be a positive integer, got 'two').
+  - A host gets a variable only for a field that its manifest declares, so group variables and the role's defaults
+    apply to the rest.
+  - Values from manifests are data, never templates. Passwords and user-data never appear in warnings or errors.
+author:
+  - puls.proxmox contributors (@puls-proxmox)
+extends_documentation_fragment:
+  - constructed
+options:
+  plugin:
+    description:
+      - The name of this plugin. It marks a YAML file as this plugin's configuration. Name the file C(*.proxmops.yml) or
+        C(*.manifests.yml) by convention.
+    type: str
+    required: true
+    choices: [puls.proxmox.manifests]
+  path:
+    description:
+      - The directory of manifests, relative to the directory of this configuration file, or absolute.
+      - This is the path that proxmops watches, for example V(proxmox).
+    type: str
+    default: .
+  owner_tag:
+    description:
+      - Sets C(pve_owner_tag) on the group C(all), the tag that marks the guests the collection owns.
+      - When not set, the variable is left to group variables and the role's default.
+      - proxmops marks its guests C(managed-by-proxmops). Set that value to keep managing guests that proxmops created.
+    type: str
+  prune:
+    description:
+      - Sets C(pve_prune) on the group C(all). V(true) destroys owned guests that no manifest declares any more, as
+        proxmops does with C(reconcile.prune).
+      - When not set, the variable is left to group variables and the role's default.
+    type: bool
+  import_storage:
+    description:
+      - The storage that cloud images from an C(image.source) URL are downloaded to, when the manifest gives no
+        C(image.importStorage). It needs the content type C(import).
+    type: str
+    default: local
+notes:
+  - >-
+    B(Mapping.) The fields of C(metadata) and C(spec) become these variables.
+    C(metadata.name) is the host name. C(metadata.node) is C(pve_node). C(metadata.tags) is C(pve_tags).
+    C(spec.vmid) is C(pve_vmid). C(spec.cores) is C(pve_cores). C(spec.memory) is C(pve_memory), in MiB.
+    C(spec.cpu) is C(pve_cpu). C(spec.disks[0].storage) is C(pve_storage). C(spec.disks[0].size) is C(pve_disk_size).
+    C(spec.net[0].bridge) is C(pve_bridge). C(spec.net[0].tag) is C(pve_vlan).
+    C(spec.applyMode) is C(pve_apply_mode). C(spec.userData) is C(pve_user_data).
+  - >-
+    B(Power and state.) C(spec.state) V(running) and V(stopped) are C(pve_power). V(absent), an extension, is
+    C(pve_state=absent). A C(Template) accepts only V(absent).
+  - >-
+    B(Image.) C(spec.fromTemplate) is C(pve_image), the template's name or VMID. Its mapping form C({name, linked})
+    also sets C(pve_linked_clone). C(spec.image.source) is C(pve_image) as it is, for a storage volume such as
+    V(local:import/noble.qcow2). An C(http) or C(https) URL of a C(.qcow2), C(.raw), C(.vmdk) or C(.img) cloud image
+    becomes an entry of C(pve_isos) with C(content=import). It is downloaded to C(spec.image.importStorage), or else
+    O(import_storage), on C(metadata.node). C(pve_image) is then that volume, V(STORAGE:import/FILE). A C(.img) file is
+    saved as C(.qcow2), as P(puls.proxmox.pve_iso#module) does. C(spec.image) and C(spec.fromTemplate) are mutually
+    exclusive.
+  - >-
+    B(Cloud-init.) C(spec.cloudInit.user) is C(pve_ssh_user), which is both the cloud-init user and the user that
+    provisioning connects as. C(password) is C(pve_ci_password). C(sshKeys) is C(pve_ssh_keys).
+    C(ip) V(dhcp) is C(pve_ip=dhcp). C(ip) V(ip=ADDRESS/PREFIX,gw=GATEWAY) is C(pve_ip=ADDRESS/PREFIX) and
+    C(pve_gateway=GATEWAY). C(nameserver), a list separated by spaces or commas, is C(pve_nameservers).
+    C(searchDomain) (also spelled C(searchdomain)) is C(pve_searchdomain). C(spec.userData) and C(spec.cloudInit) are
+    mutually exclusive.
+  - >-
+    B(Iso.) Kind C(Iso) becomes an entry C({filename, storage, node, url, checksum, content}) of C(pve_isos).
+    C(filename) is the last path segment of C(spec.source). C(checksum) is V(ALGO:VALUE) from C(spec.checksum).
+    C(content) is V(import) for C(.qcow2), C(.raw) and C(.vmdk) files, V(vztmpl) for C(.tar.*) files, and V(iso) for
+    the rest. C(node) and C(checksum) are left out when the manifest has none.
+  - >-
+    B(Extensions.) proxmops has no fields for these variables, so these C(spec) fields carry them. proxmops ignores
+    fields it does not know. C(provision) (a list of files) is C(pve_provision). C(forceConfigCheck) is
+    C(pve_force_config_check). C(replace) is C(pve_replace). C(protected) is C(pve_protected). C(onboot) is
+    C(pve_onboot). C(pool) is C(pve_pool). C(sockets) is C(pve_sockets). C(machine) is C(pve_machine). A C(Template)
+    also accepts C(fromTemplate) and C(cloudInit), for the VM that builds it. It does not accept C(applyMode),
+    C(userData), C(replace) or C(onboot).
+  - >-
+    B(Not reconciled.) These proxmops fields are reported with a warning and ignored. C(spec.iso), C(spec.net[].model),
+    C(spec.net[].ip) and C(spec.net[].gw) (proxmops applies them to containers only), and every disk and network
+    device after the first. A field that neither proxmops nor this plugin knows is an error, so a misspelt field
+    never goes unnoticed.
+  - >-
+    B(Errors.) Ansible reports an inventory source that fails to parse as a warning and goes on without its hosts. Set
+    C(ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED=true) (C([inventory] any_unparsed_is_failed) in C(ansible.cfg)) to
+    stop the run instead.
+seealso:
+  - name: proxmops
+    description: The GitOps controller for Proxmox VE whose manifest format this plugin reads.
+    link: https://github.com/prop4n/proxmops
+'''
+
+EXAMPLES = r'''
+---
+# inventory/cluster.proxmops.yml, next to the proxmox/ directory that proxmops watches:
+plugin: puls.proxmox.manifests
+path: ../proxmox
+# Keep managing the guests that proxmops created and tagged.
+owner_tag: managed-by-proxmops
+prune: true
+
+# Use it:
+#   ansible-inventory -i inventory/cluster.proxmops.yml --graph
+#   ansible-playbook -i inventory/cluster.proxmops.yml puls.proxmox.site
+
+---
+# With the constructed options: a group per node, and the VMs of one tag.
+plugin: puls.proxmox.manifests
+path: manifests
+keyed_groups:
+  - key: pve_node | default('unplaced')
+    prefix: node
+groups:
+  webservers: "'web' in (pve_tags | default([]))"
+'''
+
+import ipaddress
+import os
+import posixpath
+import re
+from collections.abc import Mapping
+from functools import partial
+from urllib.parse import unquote, urlparse
+
+import yaml
+
+from ansible.errors import AnsibleParserError
+from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
+
+API_VERSION = 'proxmops.dev/v1'
+VM_GROUP = 'pve_vms'
+TEMPLATE_GROUP = 'pve_templates'
+VIRTUAL_MACHINE = 'VirtualMachine'
+TEMPLATE = 'Template'
+ISO = 'Iso'
+# proxmops defines these kinds but applies neither; they are reported and ignored.
+NOT_RECONCILED_KINDS = ('Container', 'Network')
+KINDS = (VIRTUAL_MACHINE, TEMPLATE, ISO) + NOT_RECONCILED_KINDS
+
+# A file is a manifest file when one of its documents starts a top-level proxmops apiVersion line.
+_MANIFEST_LINE = re.compile(r'''^apiVersion:\s*["']?proxmops\.dev/''', re.MULTILINE)
+_YAML_SUFFIXES = ('.yaml', '.yml')
+# PVE names guests with DNS names, and the name is the inventory host name.
+_DNS_NAME = re.compile(r'^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$')
+_URL_SCHEMES = ('http', 'https')
+# Fields whose values never appear in a message.
+_SECRET_FIELDS = frozenset(('password', 'userData'))
+CLOUD_IMAGE_SUFFIXES = ('.qcow2', '.raw', '.vmdk', '.img')
+IMPORT_SUFFIXES = ('.qcow2', '.raw', '.vmdk')
+_CONTAINER_TEMPLATE = re.compile(r'\.tar\.(?:gz|xz|zst|bz2)$')
+
+
+class Document:
+    """One document of a manifest file: where an error or a warning points."""
+
+    def __init__(self, source, index):
+        self.source = source
+        self.index = index
+
+    def __str__(self):
+        return f'{self.source} (document {self.index})'
+
+    def error(self, field, problem):
+        return AnsibleParserError(f'{self}: {field} {problem}')
+
+
+def _join(path, key):
+    return f'{path}.{key}' if path else key
+
+
+def _is_integer(value):
+    # YAML's true and false are Python bools, which are ints too.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _described(value, secret=False):
+    """How a message shows a value it refuses: scalars as written, containers and secrets by their type only."""
+    if isinstance(value, Mapping):
+        return 'got a mapping'
+    if isinstance(value, list):
+        return 'got a list'
+    if secret:
+        return f'got a value of type {type(value).__name__}'
+    return f'got {value!r}'
+
+
+class Fields:
+    """A mapping of a manifest (the document, metadata, spec, spec.cloudInit, ...), read field by field.
+
+    A getter returns None for a field that is absent, null or an empty string (proxmops' ``omitempty``) and raises an
+    error naming the document and the field's full path for a value of the wrong type. ``not_reconciled`` lists the
+    present fields that proxmops knows and puls.proxmox ignores.
+    """
+
+    def __init__(self, document, path, data, accepted, not_reconciled=()):
+        if not isinstance(data, Mapping):
+            raise document.error(path or 'a manifest', f'must be a mapping, {_described(data)}')
+        self.document = document
+        self.path = path
+        self.data = data
+        for key in data:
+            if key not in accepted and key not in not_reconciled:
+                raise self.fail(str(key), 'is not a known field; the fields here are ' + ', '.join(accepted))
+        self.not_reconciled = [_join(path, key) for key in not_reconciled if self.value(key) is not None]
+
+    def value(self, key):
+        value = self.data.get(key)
+        return None if value is None or value == '' else value
+
+    def fail(self, key, problem):
+        return self.document.error(_join(self.path, key), problem)
+
+    def _typed(self, key, accepts, expected):
+        value = self.value(key)
+        if value is not None and not accepts(value):
+            raise self.fail(key, f'must be {expected}, {_described(value, key in _SECRET_FIELDS)}')
+        return value
+
+    def text(self, key):
+        return self._typed(key, lambda value: isinstance(value, str), 'a string')
+
+    def required_text(self, key):
+        value = self.text(key)
+        if value is None:
+            raise self.fail(key, 'is required')
+        return value
+
+    def positive_int(self, key, maximum=None):
+        expected = f'an integer from 1 to {maximum}' if maximum else 'a positive integer'
+        return self._typed(key, lambda value: _is_integer(value) and 0 < value <= (maximum or value), expected)
+
+    def boolean(self, key):
+        return self._typed(key, lambda value: isinstance(value, bool), 'true or false')
+
+    def text_list(self, key):
+        return self._typed(key, lambda value: isinstance(value, list) and all(isinstance(item, str) for item in value),
+                           'a list of strings')
+
+    def choice(self, key, choices):
+        return self._typed(key, lambda value: value in choices, 'one of ' + ', '.join(choices))
+
+    def size(self, key):
+        """A disk size: 20G, or a bare number of GiB."""
+        value = self._typed(key, lambda value: isinstance(value, str) or _is_integer(value) and value > 0,
+                            'a size such as 20G')
+        return None if value is None else str(value)
+
+    def section(self, key, accepted, not_reconciled=()):
+        value = self.value(key)
+        return None if value is None else Fields(self.document, _join(self.path, key), value, accepted, not_reconciled)
+
+    def sections(self, key, accepted, not_reconciled=()):
+        """A list of mappings (spec.disks, spec.net)."""
+        items = self._typed(key, lambda value: isinstance(value, list), 'a list') or []
+        return [Fields(self.document, f'{_join(self.path, key)}[{index}]', item, accepted, not_reconciled)
+                for index, item in enumerate(items)]
+
+
+# Spec fields that set one variable each, and how each is read.
+_DIRECT_FIELDS = {
+    'vmid': ('pve_vmid', Fields.positive_int),
+    'cores': ('pve_cores', Fields.positive_int),
+    'memory': ('pve_memory', Fields.positive_int),
+    'cpu': ('pve_cpu', Fields.text),
+    'applyMode': ('pve_apply_mode', partial(Fields.choice, choices=('report', 'reboot'))),
+    'userData': ('pve_user_data', Fields.text),
+    # Extensions: variables proxmops has no field for.
+    'provision': ('pve_provision', Fields.text_list),
+    'forceConfigCheck': ('pve_force_config_check', Fields.boolean),
+    'replace': ('pve_replace', Fields.text),
+    'protected': ('pve_protected', Fields.boolean),
+    'onboot': ('pve_onboot', Fields.boolean),
+    'pool': ('pve_pool', Fields.text),
+    'sockets': ('pve_sockets', Fields.positive_int),
+    'machine': ('pve_machine', partial(Fields.choice, choices=('q35', 'i440fx'))),
+}
+# Spec fields read by their own code.
+_STRUCTURED_FIELDS = ('image', 'fromTemplate', 'disks', 'net', 'cloudInit', 'state')
+# A template is not a running guest and is rebuilt, never replaced.
+_VM_ONLY_FIELDS = ('applyMode', 'userData', 'replace', 'onboot')
+SPEC_FIELDS = {
+    VIRTUAL_MACHINE: tuple(_DIRECT_FIELDS) + _STRUCTURED_FIELDS,
+    TEMPLATE: tuple(field for field in _DIRECT_FIELDS if field not in _VM_ONLY_FIELDS) + _STRUCTURED_FIELDS,
+    ISO: ('source', 'node', 'storage', 'checksum'),
+}
+STATES = {VIRTUAL_MACHINE: ('running', 'stopped', 'absent'), TEMPLATE: ('absent',)}
+CLOUD_INIT_FIELDS = ('user', 'password', 'sshKeys', 'ip', 'nameserver', 'searchDomain', 'searchdomain')
+# proxmops fields that puls.proxmox does not reconcile: a warning, not an error.
+SPEC_NOT_RECONCILED = ('iso',)
+NET_NOT_RECONCILED = ('model', 'ip', 'gw')
+
+
+class Fleet:
+    """What the manifests declare: the machines, the pve_isos entries, and the warnings to show. No inventory here."""
+
+    def __init__(self, import_storage):
+        self.import_storage = import_storage
+        # name -> (group, variables)
+        self.machines = {}
+        self.isos = []
+        self.warnings = []
+        # name -> the document declaring it; machines (hosts) and ISOs are named apart.
+        self._machine_declarations = {}
+        self._iso_declarations = {}
+        # (node, volume ID) -> (pve_isos entry, the document declaring it first)
+        self._volumes = {}
+
+    def add(self, document, manifest):
+        """Read one parsed document of a manifest file."""
+        top = Fields(document, '', manifest, ('apiVersion', 'kind', 'metadata', 'spec'))
+        api_version = top.value('apiVersion')
+        if api_version != API_VERSION:
+            problem = 'is required' if api_version is None else f'must be {API_VERSION}, {_described(api_version)}'
+            raise document.error('apiVersion', problem)
+        kind = top.choice('kind', KINDS)
+        if kind is None:
+            raise document.error('kind', 'is required, one of ' + ', '.join(KINDS))
+        if kind in NOT_RECONCILED_KINDS:
+            self._ignore_kind(document, kind, manifest.get('metadata'))
+            return
+        metadata = top.section('metadata', ('name', 'node', 'tags'))
+        if metadata is None:
+            raise document.error('metadata.name', 'is required')
+        name = metadata.required_text('name')
+        if not _DNS_NAME.match(name):
+            raise metadata.fail('name', f'must be a DNS name (letters, digits, "-" and "."), got {name!r}')
+        spec = top.section('spec', SPEC_FIELDS[kind], () if kind == ISO else SPEC_NOT_RECONCILED)
+        if spec is None:
+            raise document.error('spec', 'is required')
+        self._ignore(spec.not_reconciled, document)
+        if kind == ISO:
+            self._claim(self._iso_declarations, name, document)
+            self._add_volume(self._iso_entry(spec), document, 'spec.source')
+        else:
+            self._claim(self._machine_declarations, name, document)
+            self.machines[name] = (VM_GROUP if kind == VIRTUAL_MACHINE else TEMPLATE_GROUP,
+                                   self._machine_variables(kind, metadata, spec))
+
+    def _ignore_kind(self, document, kind, metadata):
+        name = metadata.get('name') if isinstance(metadata, Mapping) else None
+        self.warnings.append(f'{document}: {kind} {name or "(unnamed)"} is ignored: puls.proxmox reconciles '
+                             'virtual machines, templates and ISOs, not containers or networks')
+
+    def _ignore(self, fields, document):
+        self.warnings.extend(f'{document}: {field} is not reconciled by puls.proxmox; ignored' for field in fields)
+
+    @staticmethod
+    def _claim(names, name, document):
+        if name in names:
+            raise document.error('metadata.name', f'{name!r} is already declared by {names[name]}')
+        names[name] = document
+
+    def _machine_variables(self, kind, metadata, spec):
+        variables = {}
+        _set(variables, 'pve_node', metadata.text('node'))
+        _set(variables, 'pve_tags', metadata.text_list('tags'))
+        for field in SPEC_FIELDS[kind]:
+            if field in _DIRECT_FIELDS:
+                variable, read = _DIRECT_FIELDS[field]
+                _set(variables, variable, read(spec, field))
+        # proxmops' state is the power state; absent, an extension, destroys the machine.
+        state = spec.choice('state', STATES[kind])
+        _set(variables, 'pve_state' if state == 'absent' else 'pve_power', state)
+        variables.update(self._image_variables(metadata, spec))
+        variables.update(self._disk_variables(spec))
+        variables.update(self._network_variables(spec))
+        variables.update(_cloud_init_variables(spec))
+        return variables
+
+    def _image_variables(self, metadata, spec):
+        image = spec.section('image', ('source', 'importStorage'))
+        template = spec.value('fromTemplate')
+        if image is not None and template is not None:
+            raise spec.fail('fromTemplate', 'and spec.image are mutually exclusive: clone a template or import an image')
+        if template is not None:
+            return _template_variables(spec, template)
+        if image is None:
+            return {}
+        source = image.required_text('source')
+        if urlparse(source).scheme not in _URL_SCHEMES:
+            return {'pve_image': source}
+        filename = _url_filename(image, 'source', source)
+        if not filename.endswith(CLOUD_IMAGE_SUFFIXES):
+            raise image.fail('source', f'must name a cloud image ({", ".join(CLOUD_IMAGE_SUFFIXES)}), got {source!r}')
+        entry = {'filename': filename, 'storage': image.text('importStorage') or self.import_storage,
+                 'url': source, 'content': 'import'}
+        _set(entry, 'node', metadata.text('node'))
+        return {'pve_image': self._add_volume(entry, spec.document, 'spec.image.source')}
+
+    def _disk_variables(self, spec):
+        disks = spec.sections('disks', ('storage', 'size'))
+        if not disks:
+            return {}
+        self._ignore([disk.path for disk in disks[1:]], spec.document)
+        variables = {}
+        _set(variables, 'pve_storage', disks[0].text('storage'))
+        _set(variables, 'pve_disk_size', disks[0].size('size'))
+        return variables
+
+    def _network_variables(self, spec):
+        devices = spec.sections('net', ('bridge', 'tag'), NET_NOT_RECONCILED)
+        if not devices:
+            return {}
+        self._ignore(devices[0].not_reconciled + [device.path for device in devices[1:]], spec.document)
+        variables = {}
+        _set(variables, 'pve_bridge', devices[0].text('bridge'))
+        _set(variables, 'pve_vlan', devices[0].positive_int('tag', maximum=4094))
+        return variables
+
+    @staticmethod
+    def _iso_entry(spec):
+        source = spec.required_text('source')
+        if urlparse(source).scheme not in _URL_SCHEMES:
+            raise spec.fail('source', f'must be an http or https URL, got {source!r}')
+        filename = _url_filename(spec, 'source', source)
+        entry = {'filename': filename, 'storage': spec.required_text('storage'), 'url': source,
+                 'content': _content_type(filename)}
+        _set(entry, 'node', spec.text('node'))
+        checksum = spec.section('checksum', ('algo', 'value'))
+        if checksum is not None:
+            entry['checksum'] = _checksum(checksum)
+        return entry
+
+    def _add_volume(self, entry, document, field):
+        """Add a pve_isos entry once, however many manifests use it; returns its volume ID."""
+        filename = entry['filename']
+        # pve_iso saves an import .img (a qcow2 named .img, as Ubuntu's cloud images are) as .qcow2.
+        if entry['content'] == 'import' and filename.endswith('.img'):
+            filename = filename[:-len('.img')] + '.qcow2'
+        volume = f"{entry['storage']}:{entry['content']}/{filename}"
+        key = (entry.get('node'), volume)
+        if key in self._volumes:
+            known, known_document = self._volumes[key]
+            if known != entry:
+                raise document.error(field, f'puts {volume} on the storage from {entry["url"]!r}, but '
+                                            f'{known_document} declares it from {known["url"]!r}')
+            return volume
+        self._volumes[key] = (entry, document)
+        self.isos.append(entry)
+        return volume
+
+
+def _set(variables, name, value):
+    if value is not None:
+        variables[name] = value
+
+
+def _template_variables(spec, template):
+    # A scalar is the template's name, or its VMID (pve_image takes both).
+    if isinstance(template, str) or _is_integer(template):
+        return {'pve_image': str(template)}
+    clone = spec.section('fromTemplate', ('name', 'linked'))
+    variables = {'pve_image': clone.required_text('name')}
+    _set(variables, 'pve_linked_clone', clone.boolean('linked'))
+    return variables
+
+
+def _cloud_init_variables(spec):
+    cloud_init = spec.section('cloudInit', CLOUD_INIT_FIELDS)
+    if cloud_init is None:
+        return {}
+    if spec.value('userData') is not None:
+        raise spec.fail('userData', 'and spec.cloudInit are mutually exclusive: the user-data replaces the '
+                                    'cloud-init drive, so put the cloud-init settings into it')
+    if cloud_init.value('searchDomain') is not None and cloud_init.value('searchdomain') is not None:
+        raise cloud_init.fail('searchdomain', 'and spec.cloudInit.searchDomain are one field spelled twice; give one')
+    variables = {}
+    _set(variables, 'pve_ssh_user', cloud_init.text('user'))
+    _set(variables, 'pve_ci_password', cloud_init.text('password'))
+    _set(variables, 'pve_ssh_keys', cloud_init.text_list('sshKeys'))
+    nameservers = cloud_init.text('nameserver')
+    if nameservers is not None:
+        variables['pve_nameservers'] = nameservers.replace(',', ' ').split()
+    _set(variables, 'pve_searchdomain', cloud_init.text('searchDomain') or cloud_init.text('searchdomain'))
+    ip = cloud_init.text('ip')
+    if ip is not None:
+        variables.update(_ip_variables(cloud_init, ip))
+    return variables
+
+
+def _ip_variables(cloud_init, ip):
+    """cloudInit.ip, a PVE ipconfig0 value: 'dhcp', or 'ip=ADDRESS/PREFIX[,gw=GATEWAY]' in any order."""
+    if ip in ('dhcp', 'ip=dhcp'):
+        return {'pve_ip': 'dhcp'}
+    settings = dict(part.partition('=')[::2] for part in ip.split(','))
+    try:
+        if set(settings) - {'ip', 'gw'} or '/' not in settings.get('ip', ''):
+            raise ValueError(ip)
+        ipaddress.IPv4Interface(settings['ip'])
+        if 'gw' in settings:
+            ipaddress.IPv4Address(settings['gw'])
+    except ValueError:
+        raise cloud_init.fail('ip', f"must be 'dhcp' or 'ip=ADDRESS/PREFIX,gw=GATEWAY' (IPv4), got {ip!r}") from None
+    variables = {'pve_ip': settings['ip']}
+    _set(variables, 'pve_gateway', settings.get('gw'))
+    return variables
+
+
+def _checksum(checksum):
+    algorithm = checksum.required_text('algo')
+    digest = checksum.required_text('value')
+    if not re.match(r'^[A-Za-z0-9]+$', algorithm):
+        raise checksum.fail('algo', f'must be an algorithm name such as sha256, got {algorithm!r}')
+    if not re.match(r'^[0-9A-Fa-f]+$', digest):
+        raise checksum.fail('value', f'must be a hexadecimal digest, got {digest!r}')
+    return f'{algorithm.lower()}:{digest.lower()}'
+
+
+def _url_filename(fields, key, url):
+    filename = unquote(posixpath.basename(urlparse(url).path))
+    if not filename:
+        raise fields.fail(key, f'must end with a file name, got {url!r}')
+    return filename
+
+
+def _content_type(filename):
+    """The PVE content type an Iso manifest's file is kept as, from its name."""
+    if filename.endswith(IMPORT_SUFFIXES):
+        return 'import'
+    if _CONTAINER_TEMPLATE.search(filename):
+        return 'vztmpl'
+    return 'iso'
+
+
+def manifest_files(root):
+    """The YAML files under root, recursively and sorted, hidden directories skipped."""
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = sorted(name for name in subdirectories if not name.startswith('.'))
+        for name in sorted(files):
+            if name.endswith(_YAML_SUFFIXES):
+                yield os.path.join(directory, name)
+
+
+def manifest_documents(path, source):
+    """(Document, content) for each non-empty document of a manifest file; nothing for any other file."""
+    with open(path, encoding='utf-8') as stream:
+        text = stream.read()
+    if not _MANIFEST_LINE.search(text):
+        return []
+    try:
+        documents = list(yaml.safe_load_all(text))
+    except yaml.MarkedYAMLError as error:
+        # The problem and its position only: PyYAML's message quotes the file, which may hold a password.
+        mark = error.problem_mark
+        raise AnsibleParserError(f'{source}: invalid YAML at line {mark.line + 1}, column {mark.column + 1}: '
+                                 f'{error.problem}') from None
+    except yaml.YAMLError:
+        raise AnsibleParserError(f'{source}: invalid YAML') from None
+    return [(Document(source, index), content) for index, content in enumerate(documents, 1) if content is not None]
+
+
+def read_fleet(root, base, import_storage):
+    """Read and check every manifest under root. Files are named relative to base in messages."""
+    if not os.path.isdir(root):
+        raise AnsibleParserError(f'path: {root} is not a directory')
+    fleet = Fleet(import_storage)
+    for path in manifest_files(root):
+        for document, content in manifest_documents(path, os.path.relpath(path, base)):
+            fleet.add(document, content)
+    return fleet
+
+
+class InventoryModule(BaseInventoryPlugin, Constructable):
+
+    NAME = 'puls.proxmox.manifests'
+
+    def verify_file(self, path):
+        return super().verify_file(path) and path.endswith(_YAML_SUFFIXES)
+
+    def parse(self, inventory, loader, path, cache=True):
+        super().parse(inventory, loader, path, cache)
+        self._read_config_data(path)
+        base = os.path.dirname(os.path.abspath(path))
+        fleet = read_fleet(os.path.join(base, self.get_option('path')), base, self.get_option('import_storage'))
+        for warning in fleet.warnings:
+            self.display.warning(warning)
+        self._populate(fleet)
+
+    def _populate(self, fleet):
+        for group in (TEMPLATE_GROUP, VM_GROUP):
+            self.inventory.add_group(group)
+        for variable, option in (('pve_owner_tag', 'owner_tag'), ('pve_prune', 'prune')):
+            if self.get_option(option) is not None:
+                self.inventory.set_variable('all', variable, self.get_option(option))
+        if fleet.isos:
+            self.inventory.set_variable('all', 'pve_isos', fleet.isos)
+        strict = self.get_option('strict')
+        for name, (group, variables) in fleet.machines.items():
+            self.inventory.add_host(name, group=group)
+            for variable, value in variables.items():
+                self.inventory.set_variable(name, variable, value)
+            self._set_composite_vars(self.get_option('compose'), variables, name, strict=strict)
+            self._add_host_to_composed_groups(self.get_option('groups'), variables, name, strict=strict)
+            self._add_host_to_keyed_groups(self.get_option('keyed_groups'), variables, name, strict=strict)
