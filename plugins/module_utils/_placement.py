@@ -19,7 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError, storage_of
+from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError, drive_volumes, is_cloudinit_volume, parse_drive, storage_of
+
+
+def clone_volumes(config: Mapping[str, Any]) -> list[str]:
+    """The volumes PVE's clone-to-another-node check counts: every disk and the cloud-init drive, not an ISO in a CD-ROM drive."""
+    return [volume for key, volume in drive_volumes(config).items()
+            if is_cloudinit_volume(volume) or parse_drive(config[key])[1].get('media') != 'cdrom']
 
 
 def uses_local_storage(volumes: Iterable[str], shared_storages: Iterable[str]) -> bool:

@@ -17,6 +17,9 @@ Actions, as (kind, params), on the VM found or just created:
   (after an import): the module reads it and asks ``grow_needed`` first.
 - ``regenerate_cloudinit``; ``shutdown``: timeout (graceful, then a forced stop); ``start``;
   ``destroy``: purge and destroy-unreferenced-disks (FIELD-NOTES A.15).
+- ``upload_seed``: volid, the NoCloud seed ISO of ``user_data`` (first, so a failed upload creates nothing);
+  ``delete_volume``: volid, a seed ISO the VM no longer uses (after the config points elsewhere, or
+  after the destroy).
 
 Decisions:
 - Declared values are compared with the pending-merged config (``GET config``): a value an earlier
@@ -35,6 +38,11 @@ Decisions:
   it will be; an unchanged key shows PVE's own form on both sides), ``disk_size``, ``cloudinit_drive``
   when one is added, ``status`` when the state is a power state, ``state`` on create and destroy.
   ``cipassword`` shows as a mask on both sides. ``changes`` lists the diff keys whose value changes.
+- ``user_data``: the module passes the seed ISO's volume ID (its name holds the content hash). The ISO
+  takes the slot of the VM's seed ISO, else of PVE's cloud-init drive (which goes: two NoCloud sources
+  would compete), else the first free IDE/SATA slot. A replaced seed of this VM is deleted, another VM's
+  never. The guest reads it at boot, so a running VM lists the slot in ``reboot_required``. The diff
+  shows the seed's volume ID as ``user_data``, never its content.
 """
 
 from __future__ import annotations
@@ -61,10 +69,12 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
     grow_needed,
     held_until_restart,
     is_cloudinit_key,
+    is_seed_of,
     normalize_tags,
     parse_drive,
     parse_net,
     same_value,
+    seed_drive_key,
     storage_of,
 )
 
@@ -74,6 +84,8 @@ REGENERATE_CLOUDINIT = 'regenerate_cloudinit'
 SHUTDOWN = 'shutdown'
 START = 'start'
 DESTROY = 'destroy'
+UPLOAD_SEED = 'upload_seed'
+DELETE_VOLUME = 'delete_volume'
 
 POWER_STATES = ('started', 'stopped', 'restarted')
 # Where a missing cloud-init drive goes: ide2 as PVE's own docs and GUI do, else the next free slot.
@@ -155,18 +167,18 @@ class Plan:
         return tuple(sorted(key for key in keys if self.before.get(key) != self.after.get(key)))
 
 
-def find_vm(resources: Iterable[Mapping[str, Any]], name: str, vmid: int | None = None) -> Mapping[str, Any] | None:
+def find_vm(resources: Iterable[Mapping[str, Any]], name: str | None, vmid: int | None = None) -> Mapping[str, Any] | None:
     """The ``/cluster/resources?type=vm`` entry of the declared VM, or None when it does not exist.
 
-    A declared vmid identifies the VM; its name must then match (an empty name, which PVE reports for a
-    few seconds after a create, A.14, does not count). Without vmid the name must be unique.
+    A declared vmid identifies the VM; its name, when given, must then match (an empty name, which PVE
+    reports for a few seconds after a create, A.14, does not count). Without vmid the name must be unique.
     """
     entries = list(resources)
     if vmid is not None:
         found = next((entry for entry in entries if int(entry['vmid']) == vmid), None)
         if found is not None and found.get('type', 'qemu') != 'qemu':
             raise SpecError('vmid', f"{vmid} is taken by a {found['type']} ({found.get('name')!r}); choose another vmid")
-        if found is not None and found.get('name') and found['name'] != name:
+        if found is not None and name is not None and found.get('name') and found['name'] != name:
             raise SpecError('vmid', f"{vmid} is VM {found['name']!r} on {found.get('node')}, not {name!r}; pve_vm does not rename "
                                     'VMs: correct vmid or name')
         return found
@@ -179,15 +191,18 @@ def find_vm(resources: Iterable[Mapping[str, Any]], name: str, vmid: int | None 
     return named[0] if named else None
 
 
-def plan_vm(spec: VmSpec, observed: Observed | None = None, creation: Creation | None = None) -> Plan:
-    """The plan for ``spec`` given the VM found (``observed``, None when missing) and, for a missing VM, ``creation``."""
+def plan_vm(spec: VmSpec, observed: Observed | None = None, creation: Creation | None = None, seed: str | None = None) -> Plan:
+    """The plan for ``spec`` given the VM found (``observed``, None when missing) and, for a missing VM, ``creation``;
+    ``seed`` is the volume ID of the seed ISO of ``user_data`` (see the module docstring)."""
+    if spec.user_data is not None and seed is None and spec.state != 'absent':
+        raise ValueError('user_data is declared: plan_vm needs the volume ID of its seed ISO')
     if spec.state == 'absent':
         return _plan_absent(spec, observed)
     if observed is not None:
-        return _plan_existing(spec, observed)
+        return _plan_existing(spec, observed, seed)
     if creation is None:
         raise ValueError('the VM does not exist: plan_vm needs a creation (resolve_image, choose_node) to create it')
-    return _plan_create(spec, creation)
+    return _plan_create(spec, creation, seed)
 
 
 def _check_ours(spec: VmSpec, observed: Observed) -> None:
@@ -209,16 +224,23 @@ def _plan_absent(spec: VmSpec, observed: Observed | None) -> Plan:
     actions = [_shutdown(spec)] if observed.running else []
     actions.append(Action(DESTROY, {'purge': 1, 'destroy-unreferenced-disks': 1}))
     before = {'state': 'present', 'vmid': observed.vmid, 'node': observed.node, 'status': observed.status}
+    seed_key = seed_drive_key(observed.config)
+    seed = parse_drive(observed.config[seed_key])[0] if seed_key else None
+    if is_seed_of(seed, spec.name):
+        # purge removes the VM's disks, not an ISO file on a storage.
+        actions.append(Action(DELETE_VOLUME, {'volid': seed}))
+        before['user_data'] = seed
     return Plan(tuple(actions), before, {'state': 'absent'})
 
 
-def _plan_existing(spec: VmSpec, observed: Observed) -> Plan:
+def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
     _check_ours(spec, observed)
     config = observed.config
     before: dict[str, Any] = {}
     after: dict[str, Any] = {}
     updates, deletions = _converge_config(spec, config, before, after)
     drive_added = _add_cloudinit_drive(spec, config, updates, before, after)
+    upload, replaced = _attach_seed(spec, seed, config, updates, deletions, before, after)
     resize = _resize(spec, config, before, after)
     written = [*updates, *deletions]
     running = observed.running
@@ -228,7 +250,7 @@ def _plan_existing(spec: VmSpec, observed: Observed) -> Plan:
     start = not running and spec.state in ('started', 'restarted')
     stays_running_unrestarted = running and not (stop or restart)
     ci_written = drive_added or any(is_cloudinit_key(key) for key in written)
-    actions = _write_actions(updates, deletions, resize, regenerate=ci_written and not stays_running_unrestarted)
+    actions = [*upload, *_write_actions(updates, deletions, resize, regenerate=ci_written and not stays_running_unrestarted), *replaced]
     if stop or restart:
         actions.append(_shutdown(spec))
     if start or restart:
@@ -240,10 +262,10 @@ def _plan_existing(spec: VmSpec, observed: Observed) -> Plan:
     return Plan(tuple(actions), before, after, reboot_required)
 
 
-def _plan_create(spec: VmSpec, creation: Creation) -> Plan:
+def _plan_create(spec: VmSpec, creation: Creation, seed: str | None) -> Plan:
     after: dict[str, Any] = {'state': 'present', 'node': creation.node, 'image': creation.source.describe()}
     make = _import_actions if creation.source.kind == IMPORT else _clone_actions
-    actions = make(spec, creation, after)
+    actions = make(spec, creation, seed, after)
     if spec.state in POWER_STATES:
         after['status'] = 'stopped' if spec.state == 'stopped' else 'running'
     if spec.state in ('started', 'restarted'):
@@ -251,29 +273,31 @@ def _plan_create(spec: VmSpec, creation: Creation) -> Plan:
     return Plan(tuple(actions), {'state': 'absent'}, after)
 
 
-def _clone_actions(spec: VmSpec, creation: Creation, after: dict[str, Any]) -> list[Action]:
+def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: dict[str, Any]) -> list[Action]:
     source = creation.source
     base = _clone_config(creation.source_config)
     discarded: dict[str, Any] = {}  # a new VM has no "before" beyond state: absent
     updates, deletions = _converge_config(spec, base, discarded, after)
     drive_added = _add_cloudinit_drive(spec, base, updates, discarded, after)
+    upload, _nothing_replaced = _attach_seed(spec, seed, base, updates, deletions, discarded, after)
     resize = _resize(spec, base, discarded, after)
     clone = Action(CLONE, _given(vmid=source.vmid, node=source.node, name=spec.name, newid=spec.vmid, full=not spec.linked_clone,
                                  target=creation.node if creation.node != source.node else None, storage=spec.storage, pool=spec.pool))
     ci_written = drive_added or any(is_cloudinit_key(key) for key in [*updates, *deletions])
-    return [clone, *_write_actions(updates, deletions, resize, regenerate=ci_written)]
+    return [*upload, clone, *_write_actions(updates, deletions, resize, regenerate=ci_written)]
 
 
-def _import_actions(spec: VmSpec, creation: Creation, after: dict[str, Any]) -> list[Action]:
+def _import_actions(spec: VmSpec, creation: Creation, seed: str | None, after: dict[str, Any]) -> list[Action]:
     updates, _nothing_to_delete = _converge_config(spec, {}, {}, after)
     config = {**_import_config(spec, creation.source.volume), **updates}
+    upload, _nothing_replaced = _attach_seed(spec, seed, config, config, [], {}, after)
     resize = None
     if spec.disk_size is not None:
         # The imported image's size is known only after the import: the module checks it then (verify_size).
         after['disk_size'] = format_size(spec.disk_size)
         resize = Action(RESIZE, {'disk': 'scsi0', 'size': format_size(spec.disk_size), 'verify_size': True})
     create = Action(IMPORT, _given(node=creation.node, newid=spec.vmid, pool=spec.pool, config=config))
-    return [create, *_write_actions({}, [], resize, regenerate=any(is_cloudinit_key(key) for key in updates))]
+    return [*upload, create, *_write_actions({}, [], resize, regenerate=any(is_cloudinit_key(key) for key in updates))]
 
 
 def _given(**params: Any) -> dict[str, Any]:
@@ -332,6 +356,29 @@ def _add_cloudinit_drive(spec: VmSpec, config: Mapping[str, Any], updates: dict[
     before['cloudinit_drive'] = None
     after['cloudinit_drive'] = f'{slot}: {storage}:cloudinit'
     return True
+
+
+def _attach_seed(spec: VmSpec, seed: str | None, config: Mapping[str, Any], updates: dict[str, Any], deletions: list[str],
+                 before: dict[str, Any], after: dict[str, Any]) -> tuple[list[Action], list[Action]]:
+    """Point a CD-ROM drive at the seed ISO ``seed`` in ``updates`` (PVE's cloud-init drive goes to ``deletions``); fills
+    both diff sides. Returns the actions before the config write (the upload) and after it (deleting the replaced seed)."""
+    if seed is None:
+        return [], []
+    seed_key, cloudinit_key = seed_drive_key(config), cloudinit_drive_key(config)
+    current = parse_drive(config[seed_key])[0] if seed_key else None
+    before['user_data'], after['user_data'] = current, seed
+    slot = seed_key or cloudinit_key or next((key for key in _CLOUDINIT_SLOTS if key not in config), None)
+    if slot is None:
+        raise SpecError('user_data', 'needs a CD-ROM drive for its seed ISO, and the VM has no free IDE or SATA slot; free ide2')
+    if cloudinit_key is not None:
+        before['cloudinit_drive'], after['cloudinit_drive'] = f'{cloudinit_key}: {parse_drive(config[cloudinit_key])[0]}', None
+        if cloudinit_key != slot:
+            deletions.append(cloudinit_key)
+    if current == seed:
+        return [], []
+    updates[slot] = f'{seed},media=cdrom'
+    replaced = [Action(DELETE_VOLUME, {'volid': current})] if is_seed_of(current, spec.name) else []
+    return [Action(UPLOAD_SEED, {'volid': seed})], replaced
 
 
 def _resize(spec: VmSpec, config: Mapping[str, Any], before: dict[str, Any], after: dict[str, Any]) -> Action | None:

@@ -25,7 +25,8 @@ Decisions:
 - An empty ``nameservers``, ``searchdomain``, ``ci_user``, ``ci_password`` or ``ssh_keys`` removes the key.
 - ``user_data`` replaces PVE's own cloud-init drive, so every PVE cloud-init option is refused with it
   (the issue names ci_user, ci_password, ssh_keys and ip; gateway, nameservers and searchdomain would
-  equally be written to a drive that is not there).
+  equally be written to a drive that is not there). Its NoCloud seed ISO is ``puls-seed-NAME-HASH.iso``
+  on ``user_data_storage``: the VM's name says whose it is, the content hash when it must be replaced.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 DEFAULT_OWNER_TAG = 'puls-managed'
+DEFAULT_SEED_STORAGE = 'local'
+SEED_PREFIX = 'puls-seed-'
 DEFAULT_BRIDGE = 'vmbr0'
 DEFAULT_NIC_MODEL = 'virtio'
 MASK = '********'
@@ -203,6 +206,22 @@ def drive_volumes(config: Mapping[str, Any]) -> dict[str, str]:
             if volume not in ('', 'none', 'cdrom'):
                 volumes[key] = volume
     return volumes
+
+
+def seed_volume(storage: str, vm_name: str, content_hash: str) -> str:
+    """The volume ID of the NoCloud seed ISO of VM ``vm_name`` whose content has ``content_hash``."""
+    return f'{storage}:iso/{SEED_PREFIX}{vm_name}-{content_hash}.iso'
+
+
+def is_seed_of(volume: str | None, vm_name: str) -> bool:
+    """Whether ``volume`` is a seed ISO pve_vm made for VM ``vm_name`` (and not one of another VM)."""
+    filename = str(volume or '').rpartition('/')[2]
+    return re.fullmatch(rf'{re.escape(SEED_PREFIX + vm_name)}-[0-9a-f]+\.iso', filename) is not None
+
+
+def seed_drive_key(config: Mapping[str, Any]) -> str | None:
+    """The key of the drive holding a pve_vm seed ISO (``ide2`` for ``local:iso/puls-seed-web-....iso,media=cdrom``), or None."""
+    return next((key for key, volume in drive_volumes(config).items() if volume.rpartition('/')[2].startswith(SEED_PREFIX)), None)
 
 
 def is_cloudinit_volume(volume: str) -> bool:
@@ -468,6 +487,7 @@ class VmSpec:
     ci_password: str | None = None
     ssh_keys: tuple[str, ...] | None = None
     user_data: str | None = None
+    user_data_storage: str = DEFAULT_SEED_STORAGE
     tags: frozenset[str] | None = None
     protection: bool | None = None
     onboot: bool | None = None
@@ -531,7 +551,7 @@ _PARSERS: dict[str, Callable[[str, Any], Any]] = {
     'cpu': _cpu, 'machine': _choice(*MACHINE_TYPES), 'disk_size': parse_disk_size,
     'bridge': _bridge, 'vlan': _integer(1, 4094, ' (an 802.1Q VLAN id)'), 'ip': _ip, 'gateway': _gateway,
     'nameservers': _nameservers, 'searchdomain': _text, 'ci_user': _text, 'ci_password': lambda option, value: str(value),
-    'ssh_keys': _ssh_keys, 'user_data': lambda option, value: str(value), 'tags': _tags,
+    'ssh_keys': _ssh_keys, 'user_data': lambda option, value: str(value), 'user_data_storage': _storage, 'tags': _tags,
     'protection': _flag, 'onboot': _flag, 'apply_mode': _choice(*APPLY_MODES), 'owner_tag': _owner_tag, 'adopt': _flag,
     'dns_domain': _text, 'shutdown_timeout': _integer(0, meaning=' (seconds)'),
 }

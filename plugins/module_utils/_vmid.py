@@ -103,7 +103,7 @@ def pick_vmid(client, reserved):
     raise PveApiError('found no free VMID within %d ids after the ones reserved by this controller' % MAX_PROBES)
 
 
-def create_with_new_vmid(client, create_fn, *, vmid=None, task_timeout=600, attempts=CREATE_ATTEMPTS, directory=None):
+def create_with_new_vmid(client, create_fn, *, vmid=None, task_timeout=600, attempts=CREATE_ATTEMPTS, directory=None, context=None):
     """Create a guest and wait for its task; returns (vmid, TaskResult).
 
     create_fn(vmid) sends the create or clone and returns its UPID (client.create_vm does, and returns
@@ -111,7 +111,7 @@ def create_with_new_vmid(client, create_fn, *, vmid=None, task_timeout=600, atte
     explicit vmid one is allocated under the lock, and a create refused with "already exists" (by
     PVE or in its task) is retried with another id. A create task that failed on a lock timeout did
     nothing, so it is retried too (an explicit vmid keeps its id, and is never replaced by another).
-    directory holds the lock and ledger (default: lock_dir()).
+    directory holds the lock and ledger (default: lock_dir()); context says what is being created, for a failed task's error.
     """
     started = time.monotonic()
     attempt = 0
@@ -126,7 +126,7 @@ def create_with_new_vmid(client, create_fn, *, vmid=None, task_timeout=600, atte
                     upid = create_fn(chosen)
             else:
                 upid = create_fn(chosen)
-            return chosen, client.wait_task(upid, task_timeout) if upid else TaskResult(None)
+            return chosen, client.wait_task(upid, task_timeout, context) if upid else TaskResult(None)
         except PveApiError as exc:
             why = exc.exitstatus or exc.reason
             collided = vmid is None and chosen is not None and vmid_taken(why, chosen)

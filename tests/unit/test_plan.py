@@ -12,11 +12,13 @@ import pytest
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource
 from ansible_collections.puls.proxmox.plugins.module_utils._plan import (
     CONFIGURE,
+    DELETE_VOLUME,
     DESTROY,
     REGENERATE_CLOUDINIT,
     RESIZE,
     SHUTDOWN,
     START,
+    UPLOAD_SEED,
     Action,
     Creation,
     Observed,
@@ -129,10 +131,53 @@ def test_create_by_import_builds_what_a_cloud_image_needs():
     assert plan.diff['after']['image'] == 'import of local:import/noble.qcow2'
 
 
-def test_import_with_user_data_gets_no_pve_cloudinit_drive():
-    declared = VmSpec.from_params({'name': 'web', 'storage': 'local-lvm', 'user_data': '#cloud-config\n'})
-    plan = plan_vm(declared, creation=Creation(ImageSource(IMPORT, volume='local:import/noble.qcow2'), 'pve1'))
-    assert 'ide2' not in plan.actions[0].params['config'] and kinds(plan) == [IMPORT]
+SEED = 'local:iso/puls-seed-web-0123456789ab.iso'
+NEW_SEED = 'local:iso/puls-seed-web-ba9876543210.iso'
+USER_DATA = {'name': 'web', 'user_data': '#cloud-config\n'}
+
+
+def test_import_with_user_data_gets_the_seed_iso_instead_of_a_pve_cloudinit_drive():
+    declared = VmSpec.from_params({**USER_DATA, 'storage': 'local-lvm'})
+    plan = plan_vm(declared, creation=Creation(ImageSource(IMPORT, volume='local:import/noble.qcow2'), 'pve1'), seed=SEED)
+    assert kinds(plan) == [UPLOAD_SEED, IMPORT] and plan.actions[0].params == {'volid': SEED}
+    assert plan.actions[1].params['config']['ide2'] == f'{SEED},media=cdrom'
+    assert plan.diff['after']['user_data'] == SEED
+
+
+def test_clone_with_user_data_puts_the_seed_in_the_cloudinit_drives_slot():
+    plan = plan_vm(VmSpec.from_params(USER_DATA), creation=Creation(TEMPLATE_SOURCE, 'pve1', TEMPLATE), seed=SEED)
+    assert kinds(plan) == [UPLOAD_SEED, CLONE, CONFIGURE]  # no cloud-init regeneration: PVE's drive is gone
+    assert plan.actions[2].params == {'set': {'ide2': f'{SEED},media=cdrom', 'tags': 'golden;puls-managed'}, 'delete': []}
+    assert plan.diff['after']['cloudinit_drive'] is None
+
+
+def test_changed_user_data_uploads_a_new_seed_and_deletes_the_old_one_after_the_switch():
+    vm = Observed(100, 'pve1', 'stopped', {'name': 'web', 'tags': 'puls-managed', 'ide2': f'{SEED},media=cdrom'})
+    plan = plan_vm(VmSpec.from_params(USER_DATA), vm, seed=NEW_SEED)
+    assert plan.actions == (Action(UPLOAD_SEED, {'volid': NEW_SEED}),
+                            Action(CONFIGURE, {'set': {'ide2': f'{NEW_SEED},media=cdrom'}, 'delete': []}),
+                            Action(DELETE_VOLUME, {'volid': SEED}))
+    assert plan.changes == ('user_data',) and plan.diff['before']['user_data'] == SEED
+
+
+def test_unchanged_user_data_is_no_change_and_a_running_vm_reads_a_new_seed_at_boot():
+    vm = Observed(100, 'pve1', 'running', {'name': 'web', 'tags': 'puls-managed', 'ide2': f'{SEED},media=cdrom'})
+    assert not plan_vm(VmSpec.from_params(USER_DATA), vm, seed=SEED).changed
+    assert plan_vm(VmSpec.from_params(USER_DATA), vm, seed=NEW_SEED).reboot_required == ('ide2',)
+
+
+def test_another_vms_seed_is_replaced_but_never_deleted():
+    other = 'local:iso/puls-seed-web-old-0123456789ab.iso'
+    vm = Observed(100, 'pve1', 'stopped', {'name': 'web', 'tags': 'puls-managed', 'ide3': f'{other},media=cdrom'})
+    plan = plan_vm(VmSpec.from_params(USER_DATA), vm, seed=SEED)
+    assert kinds(plan) == [UPLOAD_SEED, CONFIGURE] and plan.actions[1].params['set'] == {'ide3': f'{SEED},media=cdrom'}
+
+
+def test_absent_deletes_the_vms_seed_iso_after_the_vm():
+    vm = Observed(100, 'pve1', 'stopped', {'name': 'web', 'tags': 'puls-managed', 'ide2': f'{SEED},media=cdrom'})
+    plan = plan_vm(VmSpec.from_params({'name': 'web', 'state': 'absent'}), vm)
+    assert plan.actions[-2:] == (Action(DESTROY, {'purge': 1, 'destroy-unreferenced-disks': 1}), Action(DELETE_VOLUME, {'volid': SEED}))
+    assert plan.diff['before']['user_data'] == SEED
 
 
 def test_import_without_storage_is_refused():

@@ -81,7 +81,7 @@ class FakeClient:
         self.posts.append(vmid)
         return 'UPID:pve1:0:0:0:qmcreate:%d:root@pam:' % vmid
 
-    def wait_task(self, upid, timeout):
+    def wait_task(self, upid, timeout, context=None):
         vmid = int(upid.split(':')[6])
         time.sleep(self.create_task_delay)
         with self.cluster.state() as state:
@@ -174,7 +174,7 @@ def test_create_task_failing_on_a_lock_timeout_is_repeated_with_the_same_explici
     client = FakeClient(FileCluster(tmp_path / 'cluster.json', taken=()))
     failures = ["cfs-lock 'storage-local-lvm' error: got lock request timeout"]
 
-    def wait_task(upid, timeout):
+    def wait_task(upid, timeout, context=None):
         if failures:
             status = failures.pop()
             raise PveApiError('cloning failed: ' + status, reason=status, exitstatus=status, upid=upid)
@@ -243,3 +243,16 @@ def test_lock_dir_falls_back_to_the_temp_dir(tmp_path, monkeypatch):
     (tmp_path / 'tmp').mkdir()
     monkeypatch.setattr(_vmid.tempfile, 'tempdir', None)
     assert lock_dir() == str(tmp_path / 'tmp' / ('puls-proxmox-%d' % os.getuid()))
+
+
+def test_a_failed_create_task_is_reported_with_the_callers_context(tmp_path):
+    client = FakeClient(FileCluster(tmp_path / 'cluster.json', taken=()))
+    contexts = []
+
+    def wait_task(upid, timeout, context=None):
+        contexts.append(context)
+        return TaskResult(upid)
+
+    client.wait_task = wait_task
+    create_with_new_vmid(client, client.create, vmid=104, directory=str(tmp_path), context='cloning VM 9017 on pve1 as web')
+    assert contexts == ['cloning VM 9017 on pve1 as web']

@@ -1,0 +1,132 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""pve_vm through real ansible-playbook runs against the lab: each state, and the module's EXAMPLES.
+
+Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integration/test_pve_vm_states.py -n 2
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+import yaml
+from lab.images import qcow2
+from playbooks import four_runs, run_playbook
+from pve_vm_plays import TASK, cluster_vms, inventory, sent, ssh_public_key, vm_env, vm_named, vm_play
+
+TEMPLATE = 9017
+MODULE = pathlib.Path(__file__).resolve().parents[2] / 'plugins' / 'modules' / 'pve_vm.py'
+
+
+def status_of(lab, name):
+    return vm_named(lab, name).status
+
+
+def volumes_of(lab, vmid):
+    return lab.call(lambda: [name for store in lab.pve.storages.values() for name, volume in store.get('volumes', {}).items()
+                             if volume.get('vmid') == vmid])
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_present_started_and_stopped_create_as_declared_and_absent_destroys_each_in_four_runs(lab, tmp_path):
+    env = vm_env(lab, tmp_path)
+    created = four_runs(tmp_path, vm_play(), env, inventory({
+        'st-present': {'image': 'ubuntu-24.04-cloud'},
+        'st-started': {'image': 'ubuntu-24.04-cloud', 'state': 'started'},
+        'st-stopped': {'image': 'ubuntu-24.04-cloud', 'state': 'stopped'},
+    }))
+    results = {host: created.real.one(TASK, host) for host in ('st-present', 'st-started', 'st-stopped')}
+    assert [results[host]['status'] for host in results] == ['stopped', 'running', 'stopped']
+    assert [status_of(lab, host) for host in results] == ['stopped', 'running', 'stopped']
+    assert results['st-present']['diff']['after']['state'] == 'present' and 'status' not in results['st-present']['diff']['after']
+    assert created.check.one(TASK, 'st-started')['vmid'] is None  # not allocated in check mode
+    assert all('puls-managed' in vm_named(lab, host).config['tags'] for host in results)
+
+    destroyed = four_runs(tmp_path, vm_play(), env, inventory({host: {'state': 'absent'} for host in results}))
+    assert not [config for config in cluster_vms(lab).values() if config.get('name', '').startswith('st-')]
+    running = results['st-started']['vmid']
+    assert sent(lab, 'POST', '/qemu/%d/status/shutdown' % running), 'a running VM is shut down before it is destroyed'
+    assert all(volumes_of(lab, results[host]['vmid']) == [] for host in results), 'disks are purged with the VM'
+    assert destroyed.real.one(TASK, 'st-started')['diff'] == {
+        'before': {'state': 'present', 'vmid': running, 'node': 'pve1', 'status': 'running'}, 'after': {'state': 'absent'}}
+    assert destroyed.real_again.one(TASK, 'st-started')['status'] == 'absent'
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_started_and_stopped_change_an_existing_vms_power_gracefully_in_four_runs(lab, tmp_path):
+    env = vm_env(lab, tmp_path)
+    vms = {'pw-start': {'image': TEMPLATE}, 'pw-stop': {'image': TEMPLATE, 'state': 'started'}, 'pw-keep': {'image': TEMPLATE}}
+    assert run_playbook(tmp_path, vm_play(), env, inventory(vms), name='create').rc == 0
+    # A guest that ignores ACPI is stopped after shutdown_timeout.
+    vm_named(lab, 'pw-stop').acpi = False
+    runs = four_runs(tmp_path, vm_play(), env, inventory({
+        'pw-start': {'state': 'started'},
+        'pw-stop': {'state': 'stopped', 'shutdown_timeout': 30},
+        'pw-keep': {'state': 'present', 'cores': 3},
+    }))
+    assert [status_of(lab, host) for host in vms] == ['running', 'stopped', 'stopped']
+    vmid = vm_named(lab, 'pw-stop').vmid
+    assert sent(lab, 'POST', '/qemu/%d/status/shutdown' % vmid) == [{'timeout': '30', 'forceStop': '1'}]
+    assert not sent(lab, 'POST', '/qemu/%d/status/stop' % vmid)
+    diff = runs.real.one(TASK, 'pw-stop')['diff']
+    assert (diff['before']['status'], diff['after']['status']) == ('running', 'stopped')
+    assert runs.real.one(TASK, 'pw-keep')['changes'] == ['cores'] and 'status' not in runs.real.one(TASK, 'pw-keep')['diff']['after']
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_restarted_restarts_on_every_run_as_its_check_run_predicts(lab, tmp_path):
+    env = vm_env(lab, tmp_path)
+    plays = vm_play()
+    assert run_playbook(tmp_path, plays, env, inventory({'rs1': {'image': TEMPLATE, 'state': 'started'}})).rc == 0
+    vmid = vm_named(lab, 'rs1').vmid
+    inventory_file = inventory({'rs1': {'state': 'restarted'}})
+    writes = len(lab.writes())
+    check = run_playbook(tmp_path, plays, env, inventory_file, check=True, name='check')
+    assert len(lab.writes()) == writes, 'check mode writes nothing'
+    first = run_playbook(tmp_path, plays, env, inventory_file, name='first')
+    second = run_playbook(tmp_path, plays, env, inventory_file, name='second')
+    predicted, done, again = (run.one(TASK, 'rs1') for run in (check, first, second))
+    assert predicted['changed'] and done['changed'] and again['changed']
+    assert predicted['diff'] == done['diff'] == again['diff']
+    assert len(sent(lab, 'POST', '/qemu/%d/status/shutdown' % vmid)) == 2
+    assert len(sent(lab, 'POST', '/qemu/%d/status/start' % vmid)) == 3
+    assert status_of(lab, 'rs1') == 'running'
+
+
+def module_examples():
+    """The EXAMPLES of the module, as tasks."""
+    tree = ast.parse(MODULE.read_text())
+    text = next(node.value.value for node in tree.body if isinstance(node, ast.Assign) and node.targets[0].id == 'EXAMPLES')
+    return yaml.safe_load(text)
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_the_module_examples_run_against_the_lab(lab, tmp_path):
+    # The lab as the examples assume it: a user's key pair, and the API token of module_defaults' example.
+    home = tmp_path / 'home'
+    (home / '.ssh').mkdir(parents=True)
+    ssh_public_key(home / '.ssh')
+
+    def prepare():
+        lab.pve.apitokens['automation@pve!ansible'] = lab.token_secret
+        lab.pve.store_file('local', 'noble-server-cloudimg-amd64.qcow2', 4 << 20, content='import')
+        lab.pve.volume_data['local:import/noble-server-cloudimg-amd64.qcow2'] = qcow2(3584 << 20)
+    lab.call(prepare)
+    plays = [{'name': 'EXAMPLES', 'hosts': 'localhost', 'gather_facts': False, 'tasks': module_examples()}]
+    run = run_playbook(tmp_path, plays, vm_env(lab, tmp_path, HOME=str(home)), name='examples',
+                       inventory={'all': {'hosts': {'localhost': {'ansible_connection': 'local'}}}})
+    assert run.rc == 0, run.stdout + run.stderr
+    assert not run.failed and len(run.results) == len(plays[0]['tasks'])
+    web1 = run.for_task('Full clone of a template, sized and addressed, started')[0]['result']
+    assert web1['address'] == '10.20.0.11' and web1['status'] == 'running'
+    assert run.one('Show where web1 can be reached')['msg'] == 'web1 is VM %d on pve1, at 10.20.0.11' % web1['vmid']
+    assert run.one('Grow web1\'s memory and apply it at once by restarting the VM')['changed']
+    assert vm_named(lab, 'web1').config['memory'] in (8192, '8192') and status_of(lab, 'web1') == 'running'
+    assert run.one('Linked clone on DHCP, its address reported by the guest agent')['address'] in lab.dhcp_pool
+    db1 = vm_named(lab, 'db1').config
+    seed = db1['ide2'].split(',')[0]
+    assert seed.startswith('local:iso/puls-seed-db1-') and b'packages: [postgresql]' in lab.volume_bytes(seed)
+    assert vm_named(lab, 'legacy-app').config['protection'] in (1, '1')
+    assert not [config for config in cluster_vms(lab).values() if config.get('name') == 'ci-runner']
