@@ -43,28 +43,36 @@ def pending(declared: Sequence[str], recorded: Mapping[str, str], current_hashes
     ``current_hashes`` maps every declared path to its hash now. Raises ``ProvisionKeyError`` for a
     path the Notes block cannot hold or one declared twice.
     """
-    _check_declared(declared)
+    check_declared(declared)
     return [path for path in declared if force or recorded_hash(path, recorded, declared) != current_hashes[path]]
 
 
 def record(recorded: Mapping[str, str], path: str, file_hash: str, declared: Sequence[str]) -> dict[str, str]:
-    """The entries to write once ``path`` ran with ``file_hash``: in declared order, keyed by full path.
+    """The entries to write once ``path`` ran with ``file_hash``: see ``record_all``."""
+    return record_all(recorded, {path: file_hash}, declared)
 
-    Entries of files no longer declared are dropped; files not yet run have none. Raises
-    ``ProvisionKeyError`` when ``path`` is not declared, or as ``pending`` does.
+
+def record_all(recorded: Mapping[str, str], applied: Mapping[str, str], declared: Sequence[str]) -> dict[str, str]:
+    """The entries to write once each path of ``applied`` ran with its hash: in declared order, keyed by full path.
+
+    Entries of files no longer declared are dropped; files not yet run have none; other declared files
+    keep what was recorded. Raises ``ProvisionKeyError`` when a path of ``applied`` is not declared, or
+    as ``pending`` does.
     """
-    _check_declared(declared)
-    if path not in declared:
-        raise ProvisionKeyError(path, 'is not among the declared provision files')
+    check_declared(declared)
+    for path in applied:
+        if path not in declared:
+            raise ProvisionKeyError(path, 'is not among the declared provision files')
     entries = {}
     for declared_path in declared:
-        entry_hash = file_hash if declared_path == path else recorded_hash(declared_path, recorded, declared)
+        entry_hash = applied[declared_path] if declared_path in applied else recorded_hash(declared_path, recorded, declared)
         if entry_hash is not None:
             entries[declared_path] = entry_hash
     return entries
 
 
-def _check_declared(declared: Sequence[str]) -> None:
+def check_declared(declared: Sequence[str]) -> None:
+    """Raise ``ProvisionKeyError`` for a path the Notes block cannot hold or one declared twice."""
     seen = set()
     for path in declared:
         validate_key(path)
