@@ -4,9 +4,12 @@ import ipaddress
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import time
 
+import dns.resolver
 import pytest
 import requests
 
@@ -115,10 +118,11 @@ def test_the_lab_marker_sets_time_scale_and_clone_time(lab):
     assert (lab.pve.time_scale, lab.pve.clone_secs) == (0.01, 7)
 
 
-def test_python_m_lab_prints_its_settings_and_stops_on_sigterm(tmp_path):
+def test_python_m_lab_prints_its_settings_serves_given_dns_records_counts_ssh_connections_and_stops_on_sigterm(tmp_path):
     state = tmp_path / 'state'
     tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    process = subprocess.Popen([sys.executable, '-m', 'lab', '--state-dir', str(state), '--time-scale', '0'],
+    process = subprocess.Popen([sys.executable, '-m', 'lab', '--state-dir', str(state), '--time-scale', '0',
+                                '--dns', 'web2=127.77.0.22'],
                                env=dict(os.environ, PYTHONPATH=tests), stdout=subprocess.PIPE, text=True)
     try:
         lines = [process.stdout.readline() for _line in range(8)]
@@ -128,14 +132,54 @@ def test_python_m_lab_prints_its_settings_and_stops_on_sigterm(tmp_path):
             'PROXMOX_DNS_SERVERS', 'PROXMOX_DNS_DOMAIN', 'PROXMOX_NODES'])
         assert settings['PROXMOX_URL'] == 'https://127.77.0.1:8006'
         assert (state / 'env').read_text() == ''.join(lines)
-        response = requests.get(settings['PROXMOX_URL'] + '/api2/json/version', verify=settings['PROXMOX_CA_PATH'],
-                                timeout=10, headers={'Authorization': 'PVEAPIToken={0}!{1}={2}'.format(
-                                    settings['PROXMOX_USER'], settings['PROXMOX_TOKEN_NAME'],
-                                    settings['PROXMOX_TOKEN_SECRET'])})
-        assert response.status_code == 200
+        # verify per request: a session's verify loses to REQUESTS_CA_BUNDLE.
+        verify = settings['PROXMOX_CA_PATH']
+        session = requests.Session()
+        session.headers['Authorization'] = 'PVEAPIToken={0}!{1}={2}'.format(
+            settings['PROXMOX_USER'], settings['PROXMOX_TOKEN_NAME'], settings['PROXMOX_TOKEN_SECRET'])
+        assert session.get(settings['PROXMOX_URL'] + '/api2/json/version', verify=verify, timeout=10).status_code == 200
+
+        resolver = dns.resolver.Resolver(configure=False)
+        resolver.nameservers = ['127.77.0.2']
+        assert [a.address for a in resolver.resolve('web2.lab.test', 'A')] == ['127.77.0.22']
+
+        # A running guest accepts one TCP connection on its SSH port; SIGUSR1 writes the counts.
+        api = settings['PROXMOX_URL'] + '/api2/json/nodes/pve1/qemu'
+        for method, path, data in (('POST', '/9017/clone', {'newid': 120, 'name': 'counted'}),
+                                   ('PUT', '/120/config', {'ipconfig0': 'ip=127.77.0.42/24,gw=127.77.0.254'}),
+                                   ('POST', '/120/status/start', {})):
+            assert session.request(method, api + path, data=data, verify=verify, timeout=10).status_code == 200
+        wait_until(lambda: socket_banner('127.77.0.42', 22).startswith(b'SSH-'))
+        process.send_signal(signal.SIGUSR1)
+        counts = state / 'ssh-connections'
+        wait_until(counts.exists)
+        assert counts.read_text() == '120 1\n9017 0\ntotal 1\n'
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+
+
+def socket_banner(address, port):
+    try:
+        with socket.create_connection((address, port), timeout=5) as conn:
+            return conn.recv(64)
+    except OSError:
+        return b''
+
+
+def wait_until(condition, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, 'timed out waiting'
+        time.sleep(0.05)
+
+
+def test_python_m_lab_refuses_a_dns_record_without_an_address():
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, '-m', 'lab', '--dns', 'web2'], env=dict(os.environ, PYTHONPATH=tests),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2
+    assert "expected NAME=IPV4-ADDRESS, got 'web2'" in proc.stderr
 
 
 def test_grant_still_limits_a_user(lab, api):
