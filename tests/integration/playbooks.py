@@ -58,7 +58,8 @@ def run_playbook(tmp_path, plays, env, inventory=None, check=False, diff=True, e
     run_env.update({
         'ANSIBLE_COLLECTIONS_PATH': str(COLLECTIONS),
         'ANSIBLE_CALLBACK_PLUGINS': str(HERE / 'plugins' / 'callback'),
-        'ANSIBLE_CALLBACKS_ENABLED': 'record_results',
+        # The test's own callbacks (env) run alongside the one that records results.
+        'ANSIBLE_CALLBACKS_ENABLED': ','.join(filter(None, ['record_results', env.get('ANSIBLE_CALLBACKS_ENABLED')])),
         'ANSIBLE_PYTHON_INTERPRETER': sys.executable,
         'ANSIBLE_LOCAL_TEMP': str(tmp_path / '.ansible-local'),
         'ANSIBLE_HOME': str(tmp_path / '.ansible-home'),
