@@ -80,7 +80,7 @@ def test_an_imported_disk_takes_the_image_size(api, lab):
 
 
 def test_resize_grows_a_disk(api):
-    api.clone(120)
+    api.clone(120, full=1)
     assert api.run('PUT', RESIZE.format(120), disk='scsi0', size='+2G')['exitstatus'] == 'OK'
     assert api.config(120)['scsi0'] == 'local-lvm:vm-120-disk-0,size=5632M'
     assert volumes(api)['local-lvm:vm-120-disk-0']['size'] == 5632 * 1024 ** 2
@@ -96,7 +96,7 @@ def test_resize_to_the_same_size_changes_nothing(api):
 
 
 def test_resize_refuses_to_shrink_and_unknown_disks(api):
-    api.clone(120)
+    api.clone(120, full=1)
     assert api.run('PUT', RESIZE.format(120), disk='scsi0', size='1G')['exitstatus'] == \
         'shrinking disks is not supported'
     assert api.run('PUT', RESIZE.format(120), disk='scsi5', size='+1G')['exitstatus'] == "disk 'scsi5' does not exist"

@@ -112,6 +112,12 @@ class DisksMixin(object):
 
     def _qm_alloc(self, sid, vmid, fmt, size, linked_from=None):
         volid, fmt = super()._qm_alloc(sid, vmid, fmt, size, linked_from)
+        if linked_from and not _is_file(self.storages[sid]):
+            # LvmThinPlugin (and ZFS, RBD) clone_image returns "$basename/$name": the clone's volume names its base.
+            name = volume_ref(volid)[1]
+            volumes = self.storages[sid]['volumes']
+            volumes['{0}/{1}'.format(linked_from.split('/')[-1], name)] = volumes.pop(name)
+            volid = '{0}:{1}/{2}'.format(sid, linked_from.split('/')[-1], name)
         if linked_from:
             # The base a linked clone uses ('<vmid>/base-<vmid>-disk-N'), for volume_is_base_and_used.
             self._qm_volume(volid)['base'] = linked_from

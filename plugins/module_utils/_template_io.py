@@ -1,0 +1,304 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""pve_template's run: read the cluster, decide (``_template.py``), and in a real run carry the plan out.
+
+Every state reads first and plans before it writes, and check mode stops after the plan, so both
+modes report the same ``changed`` and ``diff``. Refusals (a wrong VMID, an ambiguous name, a
+template that is protected, foreign or still used by linked clones) come from the reads, before
+any write.
+
+``converted`` turns the build VM into the template, in this order: graceful shutdown (forced stop
+after ``shutdown_timeout``); one config write that deletes the build-time cloud-init settings, sets
+the Notes (provision block and spec block) and the tags (``puls-building`` off, the owner tag on);
+regeneration of the cloud-init drive, which is then empty of them; ``POST .../template``. Then the
+previous template of the same name, if any, is retired (renamed ``NAME-<hash>``, tagged
+``puls-retired``), the new one takes the name, and the previous one is destroyed unless linked
+clones use it or it is protected. The name thus moves in two consecutive renames, and an old
+template is never destroyed before its successor exists.
+
+Power, config writes and destroys go through pve_vm's ``Execution``, which waits for every task and
+judges a repeated power action or destroy by the VM's state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ansible_collections.puls.proxmox.plugins.module_utils import _template
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
+from ansible_collections.puls.proxmox.plugins.module_utils._files_record import read_notes
+from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, resolve_image
+from ansible_collections.puls.proxmox.plugins.module_utils._notes import NotesTooLongError
+from ansible_collections.puls.proxmox.plugins.module_utils._vm import Execution, Outcome, Vm, read_status
+from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError, as_bool, cloudinit_drive_key, normalize_tags
+
+# PVE's refusal to destroy a base volume (QemuServer.pm destroy_vm says "linked cloned").
+_BASE_IN_USE = 'is still in use by linked clone'
+DESTROY_PARAMS = {'purge': 1, 'destroy-unreferenced-disks': 1}
+
+
+def reconcile(client, request: _template.TemplateRequest, check_mode: bool = False) -> dict:
+    """The module's run for ``request``; returns the result dict. SpecError for what the user must change."""
+    resources = client.cluster_vms()
+    if request.state == 'converted':
+        return convert(client, request, resources, check_mode)
+    found = _template.find_template(resources, request.name, request.vmid)
+    if request.state == 'present':
+        return query(client, request, resources, found)
+    if request.state == 'retired':
+        return retire(client, request, found, check_mode)
+    return remove(client, request, resources, found, check_mode)
+
+
+def _result(entry, changed=False, diff=None, **facts):
+    return dict(changed=changed, diff=diff, vmid=int(entry['vmid']) if entry else None, node=entry.get('node') if entry else None,
+                **facts)
+
+
+def _execution(client, entry, request, status='stopped'):
+    return Execution(client, Outcome(Vm(int(entry['vmid']), entry['node'], entry.get('name') or ''), status), request.timeout)
+
+
+# ---------------------------------------------------------------------------------------------- the spec
+
+@dataclass(frozen=True)
+class Wanted:
+    """The declaration's block entries, and how its resolved image is named (for reasons)."""
+
+    entries: dict[str, str]
+    image: str | None = None
+
+    @property
+    def spec_hash(self) -> str:
+        return self.entries[_template.SPEC_KEY]
+
+
+def wanted(client, request: _template.TemplateRequest, resources, template_vmid=None) -> Wanted:
+    """The spec entries of the request, with ``spec.image`` resolved to its identity."""
+    identity, image = image_identity(client, request.spec, resources, template_vmid)
+    return Wanted(_template.spec_entries(request.spec, identity, request.provision_hashes or {}), image)
+
+
+def image_identity(client, spec, resources, template_vmid=None) -> tuple[str | None, str | None]:
+    """(identity hashed into the spec, description) of ``spec['image']``: a template's VMID and name, or an import
+    volume with the source pve_iso recorded for it in a node's notes. (None, None) without an image."""
+    if not isinstance(spec, Mapping) or spec.get('image') is None:
+        return None, None
+    try:
+        source = resolve_image(spec['image'], resources)
+    except SpecError as exc:
+        raise SpecError('spec', str(exc)) from None
+    if source.kind == CLONE:
+        if template_vmid is not None and source.vmid == template_vmid:
+            raise SpecError('spec', f'image {spec["image"]!r} is the template itself ({source.describe()}); a template cannot '
+                                    'be built from itself: name its base image')
+        return f'{source.vmid}:{source.name}', source.describe()
+    online = sorted(item['node'] for item in client.get('/nodes', context='listing the nodes of the cluster')
+                    if item.get('status') == 'online')
+    record = next((found for found in (read_notes(client, node).entries.get(source.volume) for node in online) if found), None)
+    return f'{source.volume}@{record or "unrecorded"}', source.describe()
+
+
+# ---------------------------------------------------------------------------------------------- present
+
+def query(client, request, resources, found) -> dict:
+    """Whether the template exists and is current against the spec (if given), and whether a build of it runs; never writes."""
+    build = _template.find_building(resources, request.name)
+    facts = dict(building=None if build is None else dict(vmid=int(build['vmid']), node=build['node'], name=build['name']))
+    want = None
+    if request.spec is not None:
+        want = wanted(client, request, resources, None if found is None else int(found['vmid']))
+        facts['spec_hash'] = want.spec_hash
+    if found is None:
+        return _result(None, name=None, current=False, reason=f'template {request.name} does not exist', **facts)
+    reasons = []
+    if want is not None:
+        config = client.vm_config(found['node'], found['vmid'])
+        reasons = _template.decide(config.get('description'), config, want.entries, request.spec, request.provision_hashes or {},
+                                   want.image)
+    return _result(found, name=found.get('name'), current=not reasons, reason='; '.join(reasons), **facts)
+
+
+# ---------------------------------------------------------------------------------------------- retired
+
+def _check_owned(entry, config, request, doing):
+    if not _template.owned(config.get('tags'), request.owner_tag):
+        raise SpecError('name', f'{doing} refused: {_template.describe(entry)} lacks the owner tag {request.owner_tag!r}, so it was '
+                                'not made by this collection; add the tag to it in PVE to let pve_template manage it, or correct '
+                                'name/vmid')
+
+
+def retire(client, request, found, check_mode) -> dict:
+    """Rename the template NAME-<hash> and tag it puls-retired; it stays, for the linked clones that use it."""
+    if found is None:
+        return _result(None, name=None)
+    config = client.vm_config(found['node'], found['vmid'])
+    if _template.is_retired_version(config.get('name'), config.get('tags'), request.name):
+        return _result(found, name=config.get('name'))
+    _check_owned(found, config, request, 'retiring')
+    new_name = _template.retire_name(request.name, int(found['vmid']), config.get('description'))
+    tags = _template.retired_tags(config.get('tags'))
+    diff = dict(before={'name': config.get('name'), 'tags': sorted(normalize_tags(config.get('tags')))},
+                after={'name': new_name, 'tags': sorted(normalize_tags(tags))})
+    if not check_mode:
+        _execution(client, found, request).configure(set={'name': new_name, 'tags': tags}, delete=[])
+    return _result(found, True, diff, name=new_name)
+
+
+# ---------------------------------------------------------------------------------------------- absent
+
+def linked_clones(client, resources, template_vmid) -> list[str]:
+    """The guests with a disk made from the template's base volumes, as 'name (VMID)'; reads every other VM's config."""
+    users = []
+    for entry in _template.linked_clone_candidates(resources, template_vmid):
+        try:
+            config = client.vm_config(entry['node'], entry['vmid'])
+        except PveApiError as exc:
+            if is_missing(exc.reason):  # destroyed since the listing (another task of the run, say)
+                continue
+            raise
+        if _template.uses_base(config, template_vmid):
+            users.append(f"{entry.get('name')} ({entry['vmid']})")
+    return users
+
+
+def remove(client, request, resources, found, check_mode) -> dict:
+    """Destroy the template with its disks; refused while linked clones use it, when protected or not owned."""
+    if found is None:
+        return _result(None, diff=dict(before={'state': 'absent'}, after={'state': 'absent'}), name=None)
+    config = client.vm_config(found['node'], found['vmid'])
+    _check_owned(found, config, request, 'state absent')
+    what = _template.describe(found)
+    if _template.protected(config):
+        raise SpecError('state', f'absent refused: {what} is protected; turn protection off in PVE first if it really is to go')
+    users = linked_clones(client, resources, int(found['vmid']))
+    if users:
+        raise SpecError('state', f'absent refused: linked clones use {what}: {", ".join(users)}; destroy them first, or retire '
+                                 'the template (state: retired) to keep it under another name')
+    diff = dict(before={'state': 'present', 'vmid': int(found['vmid']), 'name': found.get('name')}, after={'state': 'absent'})
+    if not check_mode:
+        try:
+            _execution(client, found, request).destroy(**DESTROY_PARAMS)
+        except PveApiError as exc:
+            if _BASE_IN_USE not in (exc.reason or ''):
+                raise
+            raise SpecError('state', f'absent refused by PVE: {exc.reason}; destroy the linked clones first, or retire the '
+                                     'template (state: retired)') from None
+    return _result(found, True, diff, name=found.get('name'))
+
+
+# ---------------------------------------------------------------------------------------------- converted
+
+@dataclass
+class Conversion:
+    """What converting the build VM does, read and decided before anything is written."""
+
+    build: Mapping[str, Any]
+    config: Mapping[str, Any]
+    status: str
+    notes: str
+    tags: str
+    strip: list[str]
+    previous: Mapping[str, Any] | None = None
+    previous_config: Mapping[str, Any] = field(default_factory=dict)
+    previous_users: list[str] = field(default_factory=list)
+
+    @property
+    def destroy_previous(self) -> bool:
+        return self.previous is not None and not self.previous_users and not _template.protected(self.previous_config)
+
+    def retired_name(self, name):
+        return _template.retire_name(name, int(self.previous['vmid']), self.previous_config.get('description'))
+
+    def diff(self, name) -> dict:
+        config = self.config
+        before = {'vmid': int(self.build['vmid']), 'name': config.get('name'), 'template': False, 'status': self.status,
+                  'tags': sorted(normalize_tags(config.get('tags'))), 'notes': config.get('description') or ''}
+        after = dict(before, name=name, template=True, status='stopped', tags=sorted(normalize_tags(self.tags)), notes=self.notes)
+        for key in self.strip:
+            before[key] = _template.show_setting(key, config[key])
+            after[key] = None
+        if self.previous is not None:
+            before['previous'] = {'vmid': int(self.previous['vmid']), 'name': name, 'state': 'present'}
+            after['previous'] = {'vmid': int(self.previous['vmid']), 'name': self.retired_name(name),
+                                 'state': 'absent' if self.destroy_previous else 'retired'}
+        return dict(before=before, after=after)
+
+
+def convert(client, request, resources, check_mode) -> dict:
+    """Convert build VM ``request.vmid`` into template ``request.name``; unchanged when it already is that template."""
+    build = _template.find_build_vm(resources, request.vmid)
+    config = client.vm_config(build['node'], build['vmid'])
+    if as_bool(config.get('template')):
+        # Converted already (by an earlier run) when it is this template built from this spec.
+        want = wanted(client, request, resources, request.vmid) if config.get('name') == request.name else None
+        if want is not None and _template.recorded_entries(config.get('description')).get(_template.SPEC_KEY) == want.spec_hash:
+            return _result(build, name=request.name, current=True, reason='', spec_hash=want.spec_hash, previous=None)
+        raise SpecError('vmid', f'{request.vmid} is already {_template.describe(build)}, not the build VM of {request.name!r} '
+                                'with this spec; give the VMID of the provisioned build VM')
+    if _template.BUILDING_TAG not in normalize_tags(config.get('tags')):
+        raise SpecError('vmid', f'{request.vmid} is {_template.describe(build)}, which lacks the tag {_template.BUILDING_TAG!r} '
+                                'that marks a build VM; tag it so if it really is to become a template (a guard against '
+                                'converting a server by a wrong VMID)')
+    want = wanted(client, request, resources)
+    plan = plan_conversion(client, request, resources, build, config, want)
+    action, warnings = ('destroyed' if plan.destroy_previous else 'retired'), []
+    if not check_mode:
+        action, warnings = execute_conversion(client, request, plan)
+    previous = None
+    if plan.previous is not None:
+        previous = dict(vmid=int(plan.previous['vmid']), name=plan.retired_name(request.name), linked_clones=plan.previous_users,
+                        action=action)
+    return _result(build, True, plan.diff(request.name), name=request.name, current=True, reason='', spec_hash=want.spec_hash,
+                   previous=previous, warnings=warnings)
+
+
+def plan_conversion(client, request, resources, build, config, want) -> Conversion:
+    others = [entry for entry in resources if int(entry['vmid']) != request.vmid]
+    previous = _template.find_template(others, request.name)
+    previous_config, users = {}, []
+    if previous is not None:
+        previous_config = client.vm_config(previous['node'], previous['vmid'])
+        _check_owned(previous, previous_config, request, f'replacing the template {request.name!r}')
+        users = linked_clones(client, resources, int(previous['vmid']))
+    try:
+        notes = _template.template_notes(config.get('description'), want.entries, request.provision_hashes or {})
+    except NotesTooLongError as exc:
+        raise SpecError('vmid', f'{request.vmid}: {exc}') from None
+    status = read_status(client, Vm(request.vmid, build['node'], build.get('name') or ''))['status']
+    return Conversion(build, config, status, notes, _template.template_tags(config.get('tags'), request.owner_tag),
+                      _template.build_settings(config), previous, previous_config, users)
+
+
+def execute_conversion(client, request, plan: Conversion) -> tuple[str, list[str]]:
+    """Carry the plan out; returns what became of the previous template ('retired' or 'destroyed') and the warnings."""
+    build = _execution(client, plan.build, request, plan.status)
+    if plan.status != 'stopped':
+        build.shutdown(request.shutdown_timeout)
+    # No digest: the build VM is this bake's own (tagged puls-building), and its stop may rewrite the config.
+    build.configure(set={'description': plan.notes, 'tags': plan.tags}, delete=plan.strip)
+    if cloudinit_drive_key(plan.config):
+        build.regenerate_cloudinit()
+    result = client.run_task('POST', build.vm.path('/template'), context=f'converting {build.vm} to a template',
+                             task_timeout=request.timeout)
+    warnings = build.outcome.warnings + [f'converting {build.vm} to a template: {line}' for line in result.warnings]
+    if plan.previous is None:
+        build.configure(set={'name': request.name}, delete=[])
+        return 'retired', warnings
+    retired = _execution(client, plan.previous, request)
+    retired.configure(set={'name': plan.retired_name(request.name), 'tags': _template.retired_tags(plan.previous_config.get('tags'))},
+                      delete=[])
+    build.configure(set={'name': request.name}, delete=[])
+    action = 'retired'
+    if plan.destroy_previous:
+        try:
+            retired.destroy(**DESTROY_PARAMS)
+            action = 'destroyed'
+        except PveApiError as exc:
+            # A storage whose volume names hide the base: PVE still knows, and the template stays retired.
+            if _BASE_IN_USE not in (exc.reason or ''):
+                raise
+            retired.outcome.warnings.append(f'{retired.vm} was kept retired: {exc.reason}')
+    return action, warnings + retired.outcome.warnings
