@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import yaml
@@ -39,6 +40,14 @@ class PlaybookRun:
         return [r for r in self.results if r['status'] in ('failed', 'unreachable')]
 
 
+def _control_path_dir(tmp_path):
+    """A private, short directory for SSH control sockets (a socket path must stay under 108 bytes)."""
+    marker = tmp_path / '.ssh-control-dir'
+    if not marker.exists():
+        marker.write_text(tempfile.mkdtemp(prefix='puls-cp-'))
+    return marker.read_text()
+
+
 def run_playbook(tmp_path, plays, env, inventory=None, check=False, diff=True, extra_args=(), name='play'):
     """Write plays (a list of play dicts or YAML text) to tmp_path and run ansible-playbook on them.
 
@@ -67,6 +76,9 @@ def run_playbook(tmp_path, plays, env, inventory=None, check=False, diff=True, e
         'ANSIBLE_FORCE_COLOR': '0',
         'PULS_TEST_RESULTS': str(results_file),
     })
+    # SSH control sockets live outside network namespaces: a shared directory would let one test's
+    # ansible-playbook reuse another test's connection to a guest at the same address.
+    run_env.setdefault('ANSIBLE_SSH_CONTROL_PATH_DIR', _control_path_dir(tmp_path))
     cmd = [str(Path(sys.executable).parent / 'ansible-playbook'), '-i', str(inventory_file), str(playbook)]
     cmd += ['--check'] if check else []
     cmd += ['--diff'] if diff else []

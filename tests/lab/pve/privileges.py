@@ -1,0 +1,67 @@
+"""API token privilege separation as PVE computes it (PVE/RPCEnvironment.pm `permissions`, pveum.adoc "API Tokens").
+
+A token's effective privileges on a path are its user's, when the token was made with `privsep 0`; with
+`privsep 1` (PVE's default) they are the intersection of its user's and the token's own ACL entries, so a
+fresh token can do nothing and a token never holds more than its user. fakepve takes the union of both.
+
+Tokens put straight into `apitokens` (the seed's root@pam!puls, older tests) act as `privsep 0` tokens.
+"""
+
+from fakepve import shapes
+
+
+class PrivilegesMixin(object):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # 'user@realm!name' -> True when the token has privilege separation.
+        self.token_privsep = {}
+
+    def add_api_token(self, userid, name, secret, grants, privsep=True, user_grants=None):
+        """Make user `userid` (if new) and its API token `name`, as `pveum user token add USER NAME --privsep N`,
+        and grant privileges per path: grants ({path: privileges}) to the token, user_grants to the user (default:
+        the same as the token's, as the recipe in docs/privileges.md grants one role to both). Returns the token id."""
+        if userid.split('@')[0] == 'root' or '!' in userid:
+            raise ValueError('a token of a non-root user, not {0!r}: fakepve lets root@pam tokens past its schema '
+                             'permission checks whatever their privilege separation'.format(userid))
+        tokenid = '{0}!{1}'.format(userid, name)
+        self.apitokens[tokenid] = secret
+        self.token_privsep[tokenid] = privsep
+        if self.acl is None:
+            self.acl = {}
+        for path, privs in grants.items():
+            self.grant(tokenid, path, *privs)
+        for path, privs in (grants if user_grants is None else user_grants).items():
+            self.grant(userid, path, *privs)
+        return tokenid
+
+    def _acl_grants(self, userid, path, priv):
+        """True if an ACL entry of userid (a user or a token id, no other) gives priv on path or a parent of it."""
+        paths = [path]
+        if path.startswith('/vms/'):
+            vmid = int(path.split('/')[2])
+            paths += ['/vms'] + ['/pool/' + name for name, ids in self.pools.items() if vmid in ids]
+        elif path.startswith('/storage/'):
+            sid = path.split('/')[2]
+            paths += ['/pool/' + name for name, meta in self.pool_info.items() if sid in meta['storage']]
+        return any(priv in privs and (granted == '/' or any(p == granted or p.startswith(granted + '/') for p in paths))
+                   for granted, privs in self.acl.get(userid, []))
+
+    def allowed(self, user, path, priv):
+        if self.acl is None or '!' not in user or user.split('!')[0] == 'root@pam':
+            return super().allowed(user, path, priv)
+        owner = user.split('!')[0]
+        held = super().allowed(owner, path, priv)
+        if not self.token_privsep.get(user, False):
+            return held
+        return held and self._acl_grants(user, path, priv)
+
+    async def _permissions(self, v, user):
+        """GET /access/permissions for a token: what it holds in effect, per path it or its user has an ACL entry on."""
+        who = v.get('userid') or user
+        if self.acl is None or '!' not in who or who.split('!')[0] == 'root@pam':
+            return await super()._permissions(v, user)
+        paths = sorted(set(path for name in (who, who.split('!')[0]) for path, _privs in self.acl.get(name, [])))
+        if v.get('path') is not None:
+            paths = [p for p in paths if v['path'] == p or p == '/' or v['path'].startswith(p + '/')]
+        held = dict((path, sorted(p for p in shapes.PRIVILEGES if self.allowed(who, path, p))) for path in paths)
+        return dict((path, dict.fromkeys(privs, 1)) for path, privs in held.items() if privs)
