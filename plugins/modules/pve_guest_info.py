@@ -1,0 +1,149 @@
+#!/usr/bin/python
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: pve_guest_info
+short_description: List the guests of a Proxmox VE cluster, with ownership, protection and linked clones
+version_added: 0.1.0
+description:
+  - Lists the QEMU VMs, templates and containers of the cluster from one C(GET /cluster/resources), in VMID order.
+  - With O(details=true) it also reads each listed guest's config for its protection flag, and finds the linked
+    clones of each listed template. That takes one request per listed guest, and one per VM of the cluster for each
+    listed template.
+  - The C(puls.proxmox.reconcile) role uses it to check replacements and to find what to prune.
+author:
+  - puls.proxmox contributors (@puls-proxmox)
+extends_documentation_fragment:
+  - puls.proxmox.connection
+  - puls.proxmox.connection.action_group
+attributes:
+  check_mode:
+    description: Can run in check mode and return changed status prediction without modifying target.
+    support: full
+    details: It changes nothing in either mode.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
+    support: none
+options:
+  names:
+    description:
+      - List only the guests with these names. Default is every guest.
+    type: list
+    elements: str
+  owned_only:
+    description:
+      - List only the guests that carry O(owner_tag).
+    type: bool
+    default: false
+  owner_tag:
+    description:
+      - The tag that marks guests this collection manages.
+    type: str
+    default: puls-managed
+  details:
+    description:
+      - Read each listed guest's config for RV(guests[].protected) and, for templates, RV(guests[].linked_clones).
+    type: bool
+    default: false
+seealso:
+  - module: puls.proxmox.pve_vm
+  - module: puls.proxmox.pve_template
+'''
+
+EXAMPLES = r'''
+- name: List the guests this collection manages, with their protection
+  puls.proxmox.pve_guest_info:
+    owned_only: true
+    details: true
+  register: owned
+
+- name: Show the protected ones
+  ansible.builtin.debug:
+    msg: "{{ owned.guests | selectattr('protected') | map(attribute='name') | list }}"
+
+- name: Where is web1?
+  puls.proxmox.pve_guest_info:
+    names: [web1]
+  register: web1
+
+- name: Show its VMID and node
+  ansible.builtin.debug:
+    msg: "{{ web1.guests | map(attribute='vmid') | list }} on {{ web1.guests | map(attribute='node') | list }}"
+'''
+
+RETURN = r'''
+guests:
+  description: The guests listed, in VMID order.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    vmid:
+      description: VMID of the guest.
+      type: int
+      sample: 101
+    name:
+      description: Its name (empty for a few seconds after a create).
+      type: str
+      sample: web1
+    node:
+      description: The node it is on.
+      type: str
+      sample: pve1
+    type:
+      description: V(qemu) or V(lxc).
+      type: str
+      sample: qemu
+    status:
+      description: Its power status, V(running) or V(stopped).
+      type: str
+      sample: running
+    template:
+      description: Whether it is a template.
+      type: bool
+      sample: false
+    tags:
+      description: Its tags, lower-cased and sorted.
+      type: list
+      elements: str
+      sample: [puls-managed, web]
+    owned:
+      description: Whether it carries O(owner_tag).
+      type: bool
+      sample: true
+    protected:
+      description: Whether PVE's protection flag is on.
+      type: bool
+      returned: when O(details=true)
+      sample: false
+    linked_clones:
+      description: For a template, the guests whose disks use its base volumes, as C(name (VMID)); empty otherwise.
+      type: list
+      elements: str
+      returned: when O(details=true)
+      sample: [web2 (102)]
+'''
+
+from ansible_collections.puls.proxmox.plugins.module_utils._guests import list_guests
+from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
+from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import DEFAULT_OWNER_TAG
+
+ARGUMENT_SPEC = dict(
+    names=dict(type='list', elements='str'),
+    owned_only=dict(type='bool', default=False),
+    owner_tag=dict(type='str', default=DEFAULT_OWNER_TAG),
+    details=dict(type='bool', default=False),
+)
+
+
+def main():
+    module = PveModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    params = module.params
+    module.run(list_guests, module.client, params['names'], params['owner_tag'], params['owned_only'], params['details'])
+
+
+if __name__ == '__main__':
+    main()

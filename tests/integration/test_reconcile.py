@@ -1,0 +1,214 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""puls.proxmox.site and puls.proxmox.destroy (the reconcile role's main and destroy entry points) against the lab,
+run with the real ansible-playbook on inventories written per test. VMs are clones of the lab's template 9017."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import sys
+import textwrap
+
+import lab_vms
+import pytest
+from playbooks import REPO, run_playbook
+
+from lab import images
+
+SITE = '- import_playbook: puls.proxmox.site\n'
+DESTROY = '- import_playbook: puls.proxmox.destroy\n'
+TEMPLATE = 9017
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+
+
+def fleet(lab, tmp_path, vms, **cluster):
+    """An inventory of the pve_vms group: vms is name -> variables; cluster-level variables go to all."""
+    key, public = lab_vms.ssh_key(tmp_path) if not (tmp_path / 'id_ed25519').exists() else (
+        tmp_path / 'id_ed25519', (tmp_path / 'id_ed25519.pub').read_text().strip())
+    common = dict(pve_ssh_user='alice', pve_ssh_keys=[public], pve_ssh_private_key_file=str(key),
+                  pve_guest_python=sys.executable, pve_provision_dir=str(tmp_path), pve_nodes=lab.nodes)
+    common.update(cluster)
+    return {'all': {'vars': common, 'children': {'pve_templates': {'hosts': {}}, 'pve_vms': {'hosts': vms}}}}
+
+
+def site(lab, tmp_path, inventory, name, check=False, plays=SITE, extra=()):
+    return run_playbook(tmp_path, plays, lab.env, inventory=inventory, check=check, name=name, extra_args=extra)
+
+
+def ok(run):
+    assert run.rc == 0, run.stdout + run.stderr
+    return run
+
+
+def plans(run):
+    """name -> actions of every 'Record the plan' result (the puls_plan facts the plan summary reads)."""
+    found = {}
+    for record in run.results:
+        if record['task'].endswith('Record the plan') and record['status'] == 'ok':
+            plan = record['result']['ansible_facts']['puls_plan']
+            found[plan['name']] = plan['actions']
+    return found
+
+
+def vms(api):
+    """name -> (vmid, config) of every VM but the template."""
+    return {entry['name']: (int(entry['vmid']), api.vm_config(entry['node'], entry['vmid']))
+            for entry in api.cluster_vms() if int(entry['vmid']) != TEMPLATE}
+
+
+def marks(lab, vmid):
+    path = lab.guest(vmid).home / 'marks'
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_check_predicts_the_first_run_which_converges_and_the_second_run_changes_nothing(lab, tmp_path):
+    api = lab_vms.client(lab)
+    write(tmp_path / 'mark.yml', '''\
+        - name: Mark the machine
+          hosts: all
+          gather_facts: false
+          tasks:
+            - name: Leave a mark
+              ansible.builtin.shell: echo "marked by {{ inventory_hostname }}" >> "$HOME/marks"
+              changed_when: true
+        ''')
+    lab.dns.set('web2', lab.address(2))
+    url, sums = lab.serve('tools.iso', images.iso('TOOLS', {'tools.txt': b'tools\n'}))
+    inventory = fleet(lab, tmp_path, {
+        'web1': dict(pve_image=str(TEMPLATE), pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway, pve_cores=2,
+                     pve_tags=['web'], pve_provision=['mark.yml']),
+        'web2': dict(pve_image='ubuntu-24.04-cloud', pve_memory=1024, pve_tags=['web']),
+    }, pve_isos=[dict(filename='tools.iso', node='pve1', url=url, checksum='sha256:' + sums['sha256'])])
+
+    planned = ok(site(lab, tmp_path, inventory, 'plan', check=True))
+    assert lab.writes() == []
+    assert plans(planned) == {'tools.iso': ['create'], 'web1': ['create', 'provision mark.yml'], 'web2': ['create']}
+
+    applied = ok(site(lab, tmp_path, inventory, 'apply'))
+    assert plans(applied) == plans(planned)
+    machines = vms(api)
+    assert set(machines) == {'web1', 'web2'}
+    web1, web2 = machines['web1'], machines['web2']
+    assert web1[1]['cores'] == 2 and 'puls-managed' in web1[1]['tags']
+    assert web2[1]['ipconfig0'].startswith(f'ip={lab.address(2)}/')
+    assert marks(lab, web1[0]) == ['marked by web1']
+
+    connections = lab.ssh_connections()
+    writes = len(lab.writes())
+    # A later play of the user's own playbook reaches the machines by name.
+    then = SITE + '- {name: Later play, hosts: pve_vms, gather_facts: false, tasks: [{name: Address, ansible.builtin.debug: {var: ansible_host}}]}\n'
+    again = ok(site(lab, tmp_path, inventory, 'again', plays=then))
+    assert not again.changed, again.stdout
+    assert [again.one('Address', host)['ansible_host'] for host in ('web1', 'web2')] == [lab.address(1), lab.address(2)]
+    assert plans(again) == {'tools.iso': ['ok'], 'web1': ['ok'], 'web2': ['ok']}
+    assert (lab.ssh_connections(), len(lab.writes())) == (connections, writes)
+
+
+def test_drift_behind_the_collections_back_is_restored_and_a_foreign_vm_with_a_declared_name_is_never_touched(lab, tmp_path):
+    api = lab_vms.client(lab)
+    write(tmp_path / 'mark.sh', 'echo marked >> "$HOME/marks"\n')
+    lab_vms.clone(api, 180, 'foreign1', description='made by hand')
+    inventory = fleet(lab, tmp_path, {
+        'web1': dict(pve_image=str(TEMPLATE), pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway, pve_cores=2,
+                     pve_tags=['web', 'blue'], pve_provision=['mark.sh'])})
+    ok(site(lab, tmp_path, inventory, 'first'))
+    vmid, config = vms(api)['web1']
+    path = f'/nodes/pve1/qemu/{vmid}'
+    notes = 'Owner: ops\n\n' + config['description']
+    api.post(path + '/config', cores=4, tags='puls-managed;web', description=notes)
+    api.run_task('POST', path + '/status/stop')
+
+    inventory['all']['children']['pve_vms']['hosts']['foreign1'] = dict(pve_image=str(TEMPLATE), pve_cores=8)
+    before = len(lab.writes())
+    restored = site(lab, tmp_path, inventory, 'restore')
+    assert restored.rc != 0
+    refusal = [r for r in restored.failed if r['host'] == 'foreign1']
+    assert len(refusal) == 1 and "'foreign1' is VM 'foreign1' (180 on pve1), which lacks the owner tag" in refusal[0]['result']['msg']
+    assert not [w for w in lab.writes()[before:] if '/qemu/180' in w.path]
+    assert api.vm_config('pve1', 180)['cores'] != 8
+
+    assert plans(restored) == {'web1': ['update']}
+    config = api.vm_config('pve1', vmid)
+    assert (config['cores'], sorted(config['tags'].split(';'))) == (2, ['blue', 'puls-managed', 'web'])
+    assert api.get(path + '/status/current')['status'] == 'running'
+    assert config['description'] == notes
+    assert marks(lab, vmid) == ['marked']
+
+
+def test_replace_keeps_the_old_vm_until_the_new_one_is_provisioned_then_prune_and_destroy(lab, tmp_path):
+    api = lab_vms.client(lab)
+    write(tmp_path / 'app.sh', 'echo broken; exit 4\n')
+    base = dict(pve_image=str(TEMPLATE), pve_power='stopped')
+    inventory = fleet(lab, tmp_path, {'old1': dict(base), 'stray1': dict(base), 'kept1': dict(base, pve_protected=True)})
+    ok(site(lab, tmp_path, inventory, 'olds'))
+    old1 = vms(api)['old1'][0]
+
+    inventory = fleet(lab, tmp_path, {'new1': dict(pve_image=str(TEMPLATE), pve_ip=f'{lab.address(3)}/24', pve_gateway=lab.gateway,
+                                                   pve_replace='old1', pve_provision=['app.sh'])})
+    failed = site(lab, tmp_path, inventory, 'replace-broken')
+    assert failed.rc != 0 and 'app.sh failed on' in failed.stdout
+    assert {'old1', 'new1', 'stray1', 'kept1'} <= set(vms(api))
+
+    write(tmp_path / 'app.sh', 'echo app >> "$HOME/marks"\n')
+    replaced = ok(site(lab, tmp_path, inventory, 'replace'))
+    assert plans(replaced) == {'new1': ['provision app.sh', 'replace old1']}
+    assert set(vms(api)) == {'new1', 'stray1', 'kept1'}
+    assert old1 not in [vmid for vmid, _config in vms(api).values()]
+
+    inventory['all']['vars']['pve_prune'] = True
+    planned = ok(site(lab, tmp_path, inventory, 'prune-plan', check=True))
+    assert plans(planned) == {'new1': ['ok'], 'stray1': ['prune']}
+    pruned = ok(site(lab, tmp_path, inventory, 'prune'))
+    assert plans(pruned) == plans(planned)
+    assert set(vms(api)) == {'new1', 'kept1'}
+
+    inventory['all']['children']['pve_vms']['hosts']['kept1'] = dict(base, pve_protected=True)
+    destroyed = ok(run_playbook(tmp_path, DESTROY, lab.env, inventory=inventory, name='destroy'))
+    assert plans(destroyed) == {'new1': ['destroy'], 'kept1': ['ok']}
+    assert set(vms(api)) == {'kept1'}
+
+
+def test_bad_input_fails_every_host_before_any_write(lab, tmp_path):
+    api = lab_vms.client(lab)
+    lab_vms.clone(api, 190, 'locked1', tags='puls-managed', protection=1)
+    lab_vms.clone(api, 191, 'handmade1')
+    setup = len(lab.writes())
+    good = dict(pve_image=str(TEMPLATE), pve_power='stopped')
+    cases = {
+        'types': ({'web1': good, 'web2': dict(good, pve_cores='many', pve_power='paused')},
+                  ['web2', 'pve_cores', 'pve_power']),
+        'fleet': ({'web1': dict(good, pve_vmid=500, pve_ip=f'{lab.address(1)}/24', pve_replace='web3'),
+                   'web2': dict(good, pve_vmid=500, pve_ip=lab.address(1), pve_replace='locked1'),
+                   'web3': dict(good, pve_image='no-such-template', pve_replace='handmade1')},
+                  ['web1 and web2 declare the same pve_vmid 500', f'web1 and web2 declare the same address {lab.address(1)}',
+                   'web1: pve_replace is web3, which is declared in this inventory',
+                   'web2: pve_replace is locked1, which is protected', 'web3: pve_replace is handmade1, which lacks the owner tag',
+                   'web3: pve_image is no-such-template, which is neither a template declared']),
+    }
+    for name, (hosts, messages) in cases.items():
+        # The playbook as a file, as a project that copies it would run it.
+        run = site(lab, tmp_path, fleet(lab, tmp_path, hosts), name, plays=f'- import_playbook: {REPO}/playbooks/site.yml\n')
+        assert run.rc != 0
+        for message in messages:
+            assert message in run.stdout, run.stdout
+        assert not run.for_task('puls.proxmox.reconcile : Converge the VM') and not run.for_task('puls.proxmox.reconcile : Create the VM')
+    assert len(lab.writes()) == setup
+
+
+@pytest.mark.lab(time_scale=0.05, clone_secs=5)
+def test_two_runs_at_once_on_disjoint_limits_converge_without_duplicates(lab, tmp_path):
+    api = lab_vms.client(lab)
+    names = ['app1', 'app2', 'app3', 'app4']
+    inventory = fleet(lab, tmp_path, {name: dict(pve_image=str(TEMPLATE), pve_power='stopped', pve_cores=1) for name in names})
+    site(lab, tmp_path, inventory, 'inventory-only', extra=('--list-hosts',))
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(lambda limit: site(lab, tmp_path, None, 'slice-' + limit.replace(',', '-'), extra=('--limit', limit)),
+                             ['app1,app2', 'app3,app4']))
+    for run in runs:
+        ok(run)
+    guests = [entry['name'] for entry in api.cluster_vms() if int(entry['vmid']) != TEMPLATE]
+    assert sorted(guests) == names
