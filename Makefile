@@ -13,17 +13,22 @@ LINK := $(COLLECTIONS)/ansible_collections/puls/proxmox
 SANITY_ROOT := $(or $(TMPDIR),/tmp)/puls-proxmox-sanity-$(shell id -u)/ansible_collections/puls/proxmox
 NETNS := hacking/netns-run
 PYTEST := $(BIN)/python -m pytest
+# The peer make bench compares with (community.proxmox from the ansible package) in its own venv; the bench smoke
+# test of the integration stage runs it too. BENCH_ARGS: bench/bench.py's options (--sizes 10,50,100 ...).
+PEER_VENV := bench/.peer-venv/.installed
+BENCH_ARGS ?=
 
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(COLLECTIONS)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export NO_COLOR := 1
 
-.PHONY: help setup test sanity lint unit integration lab demo clean
+.PHONY: help setup test sanity lint unit integration lab demo bench clean
 
 help:
 	@echo "make test   set up .venv and run every test stage (sanity, lint, unit, integration)"
 	@echo "make demo   set up, start the local Proxmox lab and show the collection against it"
 	@echo "make lab    run the local Proxmox lab in the foreground and print its PROXMOX_* settings"
+	@echo "make bench  benchmark a zero-drift reconcile, growth and parallel create against community.proxmox"
 
 $(STAMP): tests/requirements.txt requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -59,7 +64,7 @@ unit: setup
 	@echo "== stage: unit tests"
 	@$(PYTEST) tests/unit -q
 
-integration: setup
+integration: setup $(PEER_VENV)
 	@echo "== stage: integration tests (lab, private network namespace)"
 	@$(NETNS) $(PYTEST) tests/lab_tests tests/integration -q -n 2
 
@@ -68,6 +73,13 @@ lab: setup
 
 demo: setup
 	@hacking/demo
+
+# Installed outside the private network namespace, which has no route to the package index.
+$(PEER_VENV): bench/requirements-peer.txt
+	@bench/peer-venv $(PYTHON)
+
+bench: setup $(PEER_VENV)
+	@$(NETNS) $(BIN)/python bench/bench.py $(BENCH_ARGS)
 
 clean:
 	rm -rf .build .lab

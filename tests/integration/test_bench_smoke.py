@@ -1,0 +1,66 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""make bench, small: every scenario of bench/bench.py at N=2 on its own lab (the script starts it), and what its JSON
+says. The figures themselves are benchmarks, not timed tests: these assert what each run did, never how fast."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from playbooks import REPO
+
+PEER_VENV = REPO / 'bench' / '.peer-venv'
+
+
+def bench(tmp_path, *args):
+    """Run bench/bench.py with args, results under tmp_path; returns {scenario: its JSON}."""
+    if not (PEER_VENV / 'bin' / 'ansible-playbook').exists():
+        pytest.fail('the peer venv is missing: run `make bench/.peer-venv/.installed` (make integration does)')
+    results = tmp_path / 'results'
+    done = subprocess.run([sys.executable, str(REPO / 'bench' / 'bench.py'), '--results', str(results), '--forks', '4', *args],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return {path.stem: json.loads(path.read_text()) for path in results.glob('*.json')}, done.stdout
+
+
+def test_zero_drift_counts_requests_modules_and_no_ssh_for_both_sides_and_fits_growth_over_the_sizes(tmp_path):
+    results, table = bench(tmp_path, '--scenarios', 'zero-drift,growth', '--sizes', '1,2', '--repeat', '1')
+    assert set(results) == {'zero-drift', 'growth'}
+    zero = results['zero-drift']
+    assert zero['peer']['community_proxmox'] == '1.4.0' and zero['machine']['cpus'] >= 1
+    assert [point['n'] for point in zero['sizes']] == [1, 2]
+    for point in zero['sizes']:
+        ours, peer = point['ours'], point['peer']
+        # Converged: our run changes nothing and opens no SSH connection; the peer's update reports a change per VM.
+        assert (ours['changed_tasks'], ours['ssh_connections'], ours['failed_tasks']) == (0, 0, 0)
+        assert (peer['changed_tasks'], peer['ssh_connections'], peer['failed_tasks']) == (point['n'], 0, 0)
+        assert ours['modules'].get('puls.proxmox.pve_vm') == point['n']
+        assert peer['modules'] == {'community.proxmox.proxmox_kvm': 3 * point['n']}
+        for figures in (ours, peer):
+            assert figures['wall_seconds'] > 0 and figures['api_requests'] > 0 and figures['peak_rss_mb'] > 0
+            assert sum(figures['api_requests_by_path'].values()) == figures['api_requests']
+            assert figures['slowest_tasks'] and all(seconds >= 0 for _task, seconds in figures['slowest_tasks'])
+        # A converged VM costs ours no write; the peer's update writes its config every time.
+        assert ours['api_writes'] == 0 and peer['api_requests_by_path']['PUT /api2/json/nodes/{node}/qemu/{vmid}/config'] == point['n']
+        assert point['ratio_ours_over_peer']['module_processes'] == round(ours['module_processes'] / peer['module_processes'], 3)
+    # One more declared machine costs the peer exactly its three module processes.
+    assert zero['sizes'][1]['peer']['module_processes'] - zero['sizes'][0]['peer']['module_processes'] == 3
+    growth = results['growth']
+    assert [p['n'] for p in growth['points']] == [1, 2]
+    assert growth['ours']['r2'] == 1.0 and isinstance(growth['peer']['marginal_ms_per_machine'], float)
+    assert 'ours/peer' in table and 'marginal ms/VM' in table
+
+
+def test_parallel_create_clones_every_vm_on_both_sides_and_compares_with_one_clone(tmp_path):
+    results, table = bench(tmp_path, '--scenarios', 'parallel-create', '--create', '2')
+    create = results['parallel-create']
+    assert (create['vms'], create['clone_pve_seconds']) == (2, 30)
+    for side in ('ours', 'peer'):
+        single, parallel = create[side]['single'], create[side]['parallel']
+        assert (single['created'], single['running'], single['rc']) == (1, 1, 0)
+        assert (parallel['created'], parallel['running'], parallel['rc'], parallel['failed_hosts_or_tasks']) == (2, 2, 0, 0)
+        assert create[side]['parallel_over_single_wall'] == round(parallel['wall_seconds'] / single['wall_seconds'], 3)
+    assert 'parallel/single' in table
