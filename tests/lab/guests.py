@@ -44,12 +44,15 @@ class Guest(object):
         self.home = self.root / 'home'
         self.bin = self.root / 'bin'
         self.cloud_init_state = self.root / 'cloud-init'
+        # Its /etc/machine-id until a generalization empties it (lab/confine.py: HOME/.system/etc/machine-id).
+        self.machine_id = '{0:032x}'.format(vmid)
         self._fleet = fleet
         # Knobs: seconds before cloud-init reports done (None: until finish_cloud_init()); report error instead;
-        # seconds before SSH auth answers.
+        # seconds before SSH auth answers; seconds after boot before SSH listens (a slow boot).
         self.cloud_init_delay = 0.0
         self.cloud_init_error = False
         self.ssh_delay = 0.0
+        self.ssh_listen_delay = 0.0
         # SSH connections accepted, and the commands run (None for an interactive shell), oldest first.
         self.connections = 0
         self.commands = []
@@ -61,6 +64,7 @@ class Guest(object):
         self.error = None
         self._cloud_init_timer = None
         self._cloud_init_outcome = 'done\n'
+        self._late_listen = None
 
     @property
     def address(self):
@@ -98,6 +102,9 @@ class Guest(object):
         if self._cloud_init_timer:
             self._cloud_init_timer.cancel()
             self._cloud_init_timer = None
+        if self._late_listen:
+            self._late_listen.cancel()
+            self._late_listen = None
         if self.endpoint:
             await self.endpoint.stop()
             self.endpoint = None
@@ -121,6 +128,18 @@ class Guest(object):
         if self.error:
             return
         self.host_key = self.host_key or asyncssh.generate_private_key('ssh-ed25519')
+        if self.ssh_listen_delay > 0:
+            self._late_listen = asyncio.ensure_future(self._listen_later(self.ssh_listen_delay, boot, port))
+            return
+        await self._listen(boot, port)
+
+    async def _listen_later(self, delay, boot, port):
+        # Cancelled by power_off (also while it binds), so no listener outlives its boot.
+        await asyncio.sleep(delay)
+        await self._listen(boot, port)
+        self._late_listen = None
+
+    async def _listen(self, boot, port):
         endpoint = SshEndpoint(self, boot, port)
         try:
             await endpoint.start()
@@ -172,6 +191,9 @@ class GuestFleet(object):
         self.dhcp = dhcp
         self.ssh_port = ssh_port
         self.guests = {}
+        # Knob values (Guest attributes) every guest seen from now on starts with (lab/faults.py: a slow boot of a VM
+        # that does not exist yet).
+        self.new_guest_knobs = {}
         # SSH connections accepted by any guest.
         self.connections = 0
         self._watcher = None
@@ -179,7 +201,9 @@ class GuestFleet(object):
 
     def guest(self, vmid):
         if vmid not in self.guests:
-            self.guests[vmid] = Guest(vmid, pathlib.Path(self.root) / str(vmid), self)
+            guest = self.guests[vmid] = Guest(vmid, pathlib.Path(self.root) / str(vmid), self)
+            for knob, value in self.new_guest_knobs.items():
+                setattr(guest, knob, value)
         return self.guests[vmid]
 
     async def start(self):

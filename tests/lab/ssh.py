@@ -13,6 +13,8 @@ import termios
 
 import asyncssh
 
+from lab.confine import confined
+
 # What reading a session's input may raise besides data: asyncssh's out-of-band events.
 CHANNEL_EVENTS = (asyncssh.TerminalSizeChanged, asyncssh.BreakReceived, asyncssh.SignalReceived)
 # Commands still running this long after the guest's shell exits lose their terminal output.
@@ -75,6 +77,7 @@ class SshEndpoint(object):
         command = process.command
         self.guest.commands.append(command)
         argv = ['/bin/sh', '-c', expand_home(command, self.boot.user, home)] if command is not None else ['/bin/sh']
+        argv = confined(argv, home, self.guest.machine_id)
         env = self._env(process, home)
         try:
             if process.term_type:

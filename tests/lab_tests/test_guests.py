@@ -50,6 +50,21 @@ def test_a_started_clone_runs_commands_over_ssh_for_its_cloud_init_user(lab, api
     assert lab.ssh_connections(120) == 2 and lab.ssh_connections() == 2
 
 
+def test_a_guests_system_files_are_its_own_so_a_generalization_never_touches_this_machine(lab, api, ssh_key, tmp_path):
+    key, public = ssh_key
+    ip = lab.address(1)
+    guest = boot(lab, api, 120, public, ip=ip)
+    machine = {path: open(path, 'rb').read() for path in ('/etc/machine-id', '/etc/ssh/ssh_config')}
+    seen = ssh(tmp_path, key, 'alice@' + ip, 'cat /etc/machine-id; ls /etc/ssh')
+    assert seen.returncode == 0 and seen.stdout == guest.machine_id + '\nssh_host_ed25519_key\n', seen.stderr
+    wiped = ssh(tmp_path, key, 'alice@' + ip, ': > /etc/machine-id && rm -f /var/lib/dbus/machine-id /etc/ssh/ssh_host_*')
+    assert wiped.returncode == 0, wiped.stderr
+    system = guest.home / '.system'
+    assert (system / 'etc' / 'machine-id').read_text() == '' and not (system / 'var' / 'lib' / 'dbus' / 'machine-id').exists()
+    assert list((system / 'etc' / 'ssh').iterdir()) == []
+    assert {path: open(path, 'rb').read() for path in machine} == machine
+
+
 def test_a_guest_takes_files_by_sftp_and_scp_and_gives_a_terminal(lab, api, ssh_key, tmp_path):
     key, public = ssh_key
     ip = lab.address(1)
