@@ -33,8 +33,8 @@ from typing import Any
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _provision_hash
 from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
-    _PARSERS, DEFAULT_OWNER_TAG, MASK, SpecError, as_bool, boot_disk_key, decode_sshkeys, disk_size, drive_volumes, format_size,
-    normalize_tags, parse_drive,
+    _PARSERS, DEFAULT_OWNER_TAG, MASK, SpecError, as_bool, boot_disk_key, cloudinit_drive_key, decode_sshkeys, disk_size, drive_volumes,
+    format_size, is_seed_of, normalize_tags, parse_drive, seed_drive_key, storage_of,
 )
 
 STATES = ('present', 'converted', 'retired', 'absent')
@@ -167,9 +167,13 @@ def find_template(resources: Iterable[Mapping[str, Any]], name: str, vmid: int |
 
 
 def find_building(resources: Iterable[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:
-    """The entry of a build of template ``name`` in progress: a QEMU VM named ``NAME-build`` tagged ``puls-building``."""
-    return next((entry for entry in resources if entry.get('type', 'qemu') == 'qemu' and not _is_template(entry)
-                 and entry.get('name') == name + BUILD_SUFFIX and BUILDING_TAG in normalize_tags(entry.get('tags'))), None)
+    """The entry of a build of template ``name`` in progress: a QEMU guest named ``NAME-build`` tagged ``puls-building``.
+
+    Converted already or not: the conversion keeps the tag until the build takes the name, so a waiter never sees the
+    moment between the conversion and the rename (when ``name`` is still the previous template, or nothing) as the end.
+    """
+    return next((entry for entry in resources if entry.get('type', 'qemu') == 'qemu' and entry.get('name') == name + BUILD_SUFFIX
+                 and BUILDING_TAG in normalize_tags(entry.get('tags'))), None)
 
 
 def find_build_vm(resources: Iterable[Mapping[str, Any]], vmid: int) -> Mapping[str, Any]:
@@ -290,6 +294,36 @@ def template_notes(description: str | None, wanted: Mapping[str, str], provision
     (none without), and the template block. Raises ``_notes.NotesTooLongError`` past PVE's limit."""
     with_provision = _notes.render(description, provision_hashes)
     return _notes.render(with_provision, wanted, tag=TEMPLATE_TAG)
+
+
+@dataclass(frozen=True)
+class SeedDrive:
+    """The NoCloud seed ISO drive of a build VM made with user_data, which conversion detaches so that the template
+    carries no build user-data: an empty cloud-init drive takes its slot (a clone then gets one, as from a template
+    built without user_data), and the ISO file is deleted when it is the build VM's own (pve_vm names it after the VM)."""
+
+    key: str
+    volume: str
+    cloudinit: str | None  # 'STORAGE:cloudinit' beside the boot disk; None when there is no disk or a cloud-init drive already
+    owned: bool
+
+    def diff(self, before: dict[str, Any], after: dict[str, Any]) -> None:
+        """Both sides of the conversion's diff, in pve_vm's words (``user_data`` is the seed's volume ID)."""
+        before['user_data'], after['user_data'] = self.volume, None
+        if self.cloudinit:
+            before['cloudinit_drive'], after['cloudinit_drive'] = None, f'{self.key}: {self.cloudinit}'
+
+
+def seed_drive(config: Mapping[str, Any], build_name: str | None) -> SeedDrive | None:
+    """The build VM's seed ISO drive (see SeedDrive), or None when it has none."""
+    key = seed_drive_key(config)
+    if key is None:
+        return None
+    volume = parse_drive(config[key])[0]
+    disk = boot_disk_key(config)
+    storage = storage_of(parse_drive(config[disk])[0]) if disk else None
+    cloudinit = f'{storage}:cloudinit' if storage and not cloudinit_drive_key(config) else None
+    return SeedDrive(key, volume, cloudinit, is_seed_of(volume, build_name or ''))
 
 
 def template_tags(tags: Any, owner_tag: str) -> str:

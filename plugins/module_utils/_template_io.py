@@ -9,12 +9,14 @@ any write.
 
 ``converted`` turns the build VM into the template, in this order: graceful shutdown (forced stop
 after ``shutdown_timeout``); one config write that deletes the build-time cloud-init settings, sets
-the Notes (provision block and spec block) and the tags (``puls-building`` off, the owner tag on);
-regeneration of the cloud-init drive, which is then empty of them; ``POST .../template``. Then the
-previous template of the same name, if any, is retired (renamed ``NAME-<hash>``, tagged
-``puls-retired``), the new one takes the name, and the previous one is destroyed unless linked
-clones use it or it is protected. The name thus moves in two consecutive renames, and an old
-template is never destroyed before its successor exists.
+the Notes (provision block and spec block) and puts an empty cloud-init drive in place of a
+user_data seed ISO; regeneration of the cloud-init drive, which is then empty of them; deletion of
+the build's own seed ISO; ``POST .../template``. Then the previous template of the same name, if
+any, is retired (renamed ``NAME-<hash>``, tagged ``puls-retired``), the new one takes the name and
+its tags (``puls-building`` off, the owner tag on) in one write, and the previous one is destroyed
+unless linked clones use it or it is protected. The name thus moves in two consecutive renames, an
+old template is never destroyed before its successor exists, and a run waiting for the build (it
+looks for the tag) never sees the moment in between as its end.
 
 Power, config writes and destroys go through pve_vm's ``Execution``, which waits for every task and
 judges a repeated power action or destroy by the VM's state.
@@ -31,6 +33,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApi
 from ansible_collections.puls.proxmox.plugins.module_utils._files_record import read_notes
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._notes import NotesTooLongError
+from ansible_collections.puls.proxmox.plugins.module_utils._privileges import conversion_needs, require
 from ansible_collections.puls.proxmox.plugins.module_utils._vm import Execution, Outcome, Vm, read_status
 from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError, as_bool, cloudinit_drive_key, normalize_tags
 
@@ -201,6 +204,7 @@ class Conversion:
     notes: str
     tags: str
     strip: list[str]
+    seed: _template.SeedDrive | None = None
     previous: Mapping[str, Any] | None = None
     previous_config: Mapping[str, Any] = field(default_factory=dict)
     previous_users: list[str] = field(default_factory=list)
@@ -220,6 +224,8 @@ class Conversion:
         for key in self.strip:
             before[key] = _template.show_setting(key, config[key])
             after[key] = None
+        if self.seed is not None:
+            self.seed.diff(before, after)
         if self.previous is not None:
             before['previous'] = {'vmid': int(self.previous['vmid']), 'name': name, 'state': 'present'}
             after['previous'] = {'vmid': int(self.previous['vmid']), 'name': self.retired_name(name),
@@ -244,6 +250,7 @@ def convert(client, request, resources, check_mode) -> dict:
                                 'converting a server by a wrong VMID)')
     want = wanted(client, request, resources)
     plan = plan_conversion(client, request, resources, build, config, want)
+    require(client, conversion_needs(plan), f'converting VM {request.vmid} into template {request.name}')
     action, warnings = ('destroyed' if plan.destroy_previous else 'retired'), []
     if not check_mode:
         action, warnings = execute_conversion(client, request, plan)
@@ -269,7 +276,7 @@ def plan_conversion(client, request, resources, build, config, want) -> Conversi
         raise SpecError('vmid', f'{request.vmid}: {exc}') from None
     status = read_status(client, Vm(request.vmid, build['node'], build.get('name') or ''))['status']
     return Conversion(build, config, status, notes, _template.template_tags(config.get('tags'), request.owner_tag),
-                      _template.build_settings(config), previous, previous_config, users)
+                      _template.build_settings(config), _template.seed_drive(config, config.get('name')), previous, previous_config, users)
 
 
 def execute_conversion(client, request, plan: Conversion) -> tuple[str, list[str]]:
@@ -278,19 +285,29 @@ def execute_conversion(client, request, plan: Conversion) -> tuple[str, list[str
     if plan.status != 'stopped':
         build.shutdown(request.shutdown_timeout)
     # No digest: the build VM is this bake's own (tagged puls-building), and its stop may rewrite the config.
-    build.configure(set={'description': plan.notes, 'tags': plan.tags}, delete=plan.strip)
-    if cloudinit_drive_key(plan.config):
+    # The tag puls-building stays until the build takes the name (the last write), for the runs waiting on it.
+    settings, delete = {'description': plan.notes}, list(plan.strip)
+    seed = plan.seed
+    if seed is not None:
+        if seed.cloudinit:
+            settings[seed.key] = seed.cloudinit
+        else:
+            delete.append(seed.key)
+    build.configure(set=settings, delete=delete)
+    if cloudinit_drive_key(plan.config) or (seed and seed.cloudinit):
         build.regenerate_cloudinit()
+    if seed is not None and seed.owned:
+        build.remove_volume(seed.volume)
     result = client.run_task('POST', build.vm.path('/template'), context=f'converting {build.vm} to a template',
                              task_timeout=request.timeout)
     warnings = build.outcome.warnings + [f'converting {build.vm} to a template: {line}' for line in result.warnings]
     if plan.previous is None:
-        build.configure(set={'name': request.name}, delete=[])
+        build.configure(set={'name': request.name, 'tags': plan.tags}, delete=[])
         return 'retired', warnings
     retired = _execution(client, plan.previous, request)
     retired.configure(set={'name': plan.retired_name(request.name), 'tags': _template.retired_tags(plan.previous_config.get('tags'))},
                       delete=[])
-    build.configure(set={'name': request.name}, delete=[])
+    build.configure(set={'name': request.name, 'tags': plan.tags}, delete=[])
     action = 'retired'
     if plan.destroy_previous:
         try:

@@ -22,14 +22,13 @@ description:
 author:
   - puls.proxmox contributors (@puls-proxmox)
 extends_documentation_fragment:
+  - puls.proxmox.attributes
   - puls.proxmox.connection
   - puls.proxmox.connection.action_group
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
 options:
   name:
@@ -53,9 +52,12 @@ options:
       - V(converted) turns build VM O(vmid) into template O(name) - graceful shutdown (forced stop after
         O(shutdown_timeout) seconds), the build-time cloud-init settings deleted (C(ciuser), C(cipassword), C(sshkeys),
         C(ipconfigN), C(nameserver), C(searchdomain), C(cicustom)) and its cloud-init drive regenerated without them,
-        the Notes written with the provision and spec blocks, the tag C(puls-building) replaced by O(owner_tag), then
-        the PVE template conversion. A previous template named O(name) is first retired, then the new one takes the
-        name, then the previous one is destroyed unless linked clones use it or it is protected (it then stays retired).
+        a NoCloud seed ISO of C(user_data) detached (an empty cloud-init drive takes its slot, and the ISO file is
+        deleted when it is the build VM's own), the Notes written with the provision and spec blocks, then the PVE
+        template conversion. A previous template named O(name) is first retired, then the new one takes the name, with
+        the tag C(puls-building) replaced by O(owner_tag) in the same write, then the previous one is destroyed unless
+        linked clones use it or it is protected (it then stays retired). Until that write the build counts as in
+        progress (RV(building)), so a run waiting for it never clones the previous template or none.
       - V(retired) renames template O(name) to C(NAME-<hash>) and tags it C(puls-retired). It stays, for the linked
         clones that use it.
       - V(absent) destroys the template with its disks. Refused while linked clones use it, or when it is protected.
@@ -184,7 +186,7 @@ spec_hash:
 building:
   description:
     - The build of template O(name) in progress - a VM named C(NAME-build) tagged C(puls-building), as the
-      C(puls.proxmox.reconcile) role makes it - or null when none runs.
+      C(puls.proxmox.reconcile) role makes it, converted already or not - or null when none runs.
   returned: when O(state=present)
   type: dict
   contains:
@@ -218,7 +220,8 @@ previous:
 diff:
   description:
     - With O(state=converted), the build VM before and the template after - C(name), C(template), C(status), C(tags),
-      C(notes), each deleted build-time setting (the password masked), and C(previous). With O(state=retired), C(name)
+      C(notes), each deleted build-time setting (the password masked), C(user_data) and C(cloudinit_drive) for a detached
+      seed ISO, and C(previous). With O(state=retired), C(name)
       and C(tags). With O(state=absent), C(state).
   returned: when diff mode is on and O(state) is not V(present)
   type: dict

@@ -18,6 +18,8 @@ from playbooks import four_runs, run_playbook
 from pve_vm_plays import sent
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _template
+from ansible_collections.puls.proxmox.plugins.module_utils._cidata import build_seed_iso, nocloud_seed
+from ansible_collections.puls.proxmox.plugins.module_utils._volumes import list_volumes, upload_volume
 
 MODULE = Path(__file__).resolve().parents[2] / 'plugins' / 'modules' / 'pve_template.py'
 NODE = 'pve1'
@@ -48,6 +50,16 @@ def build_vm(lab, api, vmid, name, address, key):
                         nameserver='10.0.0.53', searchdomain='lab.test', description='Web tier golden image')
 
 
+def seed_build_vm(api, vmid, name):
+    """A stopped build VM made with user_data, as pve_vm makes it: its own NoCloud seed ISO in place of the cloud-init
+    drive. Returns the ISO's volume ID."""
+    lab_vms.clone(api, vmid, name, tags='puls-building')
+    seed = nocloud_seed(user_data='#cloud-config\npackage_upgrade: true\n', local_hostname=name)
+    volid = upload_volume(api, NODE, 'local', 'puls-seed-%s-%s.iso' % (name, seed.content_hash), build_seed_iso(seed).data, 'iso')
+    api.put('/nodes/%s/qemu/%d/config' % (NODE, vmid), ide2=volid + ',media=cdrom')
+    return volid
+
+
 def template(api, vmid, name, source=lab_vms.TEMPLATE, full=1, **config):
     """A template made straight through the API: a clone of source, configured, converted."""
     upid = api.create_vm('/nodes/%s/qemu/%d/clone' % (NODE, source), vmid, name=name, full=full)
@@ -73,10 +85,12 @@ def test_conversion_shuts_down_gracefully_strips_build_settings_and_replaces_the
     _private, key = lab_vms.ssh_key(tmp_path)
     for vmid, name, address in ((120, 'web-build', 1), (121, 'db-build', 2), (122, 'app-build', 3)):
         build_vm(lab, api, vmid, name, address, key)
+    seed = seed_build_vm(api, 123, 'seed-build')
     template(api, 200, 'db-golden')  # replaced: no clone uses it
     template(api, 201, 'app-golden')  # replaced, but linked clone 210 uses it
     linked_clone(api, 210, 'app1', 201)
-    hosts = {'web-golden': {'vmid': 120}, 'db-golden': {'vmid': 121}, 'app-golden': {'vmid': 122, 'shutdown_timeout': 30}}
+    hosts = {'web-golden': {'vmid': 120}, 'db-golden': {'vmid': 121}, 'app-golden': {'vmid': 122, 'shutdown_timeout': 30},
+             'seed-golden': {'vmid': 123}}
     for host, tpl in hosts.items():
         tpl.update(name=host, state='converted', spec=SPEC, provision_hashes=HASHES)
 
@@ -120,6 +134,14 @@ def test_conversion_shuts_down_gracefully_strips_build_settings_and_replaces_the
     api.run_task('POST', '/nodes/%s/qemu/210/status/start' % NODE)
     assert api.get('/nodes/%s/qemu/210/status/current' % NODE)['status'] == 'running'
     assert config(api, 210)['scsi0'].startswith('local-lvm:base-201-disk-0/')
+
+    # The build's user-data went with its seed ISO: an empty cloud-init drive took the ISO's slot.
+    made = config(api, 123)
+    assert made['ide2'].startswith('local-lvm:vm-123-cloudinit') and seed not in str(made)
+    assert seed not in list_volumes(api, NODE, 'local', 'iso') and api.get('/nodes/%s/qemu/123/cloudinit' % NODE) == []
+    diff = runs.real.one('pve_template', 'seed-golden')['diff']
+    assert (diff['before']['user_data'], diff['after']['user_data']) == (seed, None)
+    assert (diff['before']['cloudinit_drive'], diff['after']['cloudinit_drive']) == (None, 'ide2: local-lvm:cloudinit')
 
 
 def test_present_says_whether_a_template_is_current_and_why_not(lab, tmp_path):

@@ -57,7 +57,7 @@ def write_project(root, version='v1', extra_task=''):
 
 
 def inventory(**declared):
-    template = dict(pve_image='ubuntu-24.04-cloud', pve_cores=2, pve_provision=[BASE], pve_ssh_user='alice',
+    template = dict(pve_image='ubuntu-24.04-cloud', pve_cores=2, pve_tags=['golden'], pve_provision=[BASE], pve_ssh_user='alice',
                     pve_guest_python=sys.executable, pve_generalize_root='~alice', pve_template_wait_delay=1)
     template.update(declared)
     return {'all': {'children': {'pve_templates': {'hosts': {NAME: template}}}}}
@@ -97,7 +97,8 @@ def test_a_bake_makes_a_clean_generalized_template_once_and_then_nothing_happens
     assert build['address'] in lab.dhcp_pool and build['diff']['after']['ipconfig0'] == 'ip=dhcp'
     vmid, config = guests(lab)[NAME]
     assert vmid == build['vmid'] and f'{NAME}-build' not in guests(lab)
-    assert config['template'] == 1 and set(config['tags'].split(';')) == {'puls-managed'}
+    # The declared tags stay on the template; the building mark does not.
+    assert config['template'] == 1 and set(config['tags'].split(';')) == {'golden', 'puls-managed'}
     assert not set(config) & {'ciuser', 'cipassword', 'sshkeys', 'ipconfig0', 'nameserver', 'searchdomain'}
     assert lab.call(lambda: lab.pve.cloudinit_regenerated(vmid)) and lab.call(lambda: lab.pve.vm(vmid).cloudinit_drive) == {}
     hashes = role_result(baked, 'Hash the template\'s provision files')['hashes']

@@ -207,6 +207,32 @@ def test_a_build_in_progress_is_a_vm_named_name_build_and_tagged_building():
     assert _template.find_building(RESOURCES + [kept], 'web-golden') is None
 
 
+def test_a_converted_build_still_counts_as_in_progress_until_it_takes_the_name():
+    converted = {'type': 'qemu', 'vmid': 140, 'name': 'web-golden-build', 'node': 'pve1', 'template': 1, 'tags': 'puls-building;puls-managed'}
+    assert _template.find_building(RESOURCES + [converted], 'web-golden')['vmid'] == 140
+    renamed = dict(converted, name='web-golden', tags='puls-managed')
+    assert _template.find_building(RESOURCES + [renamed], 'web-golden') is None
+
+
+SEED = 'local:iso/puls-seed-web-golden-build-0a1b2c3d.iso'
+
+
+def test_a_seed_iso_of_the_build_is_detached_for_an_empty_cloud_init_drive_and_deleted():
+    seed = _template.seed_drive({'scsi0': 'local-lvm:vm-140-disk-0,size=4G', 'ide2': SEED + ',media=cdrom'}, 'web-golden-build')
+    assert seed == _template.SeedDrive('ide2', SEED, 'local-lvm:cloudinit', True)
+    before, after = {}, {}
+    seed.diff(before, after)
+    assert (before, after) == ({'user_data': SEED, 'cloudinit_drive': None}, {'user_data': None, 'cloudinit_drive': 'ide2: local-lvm:cloudinit'})
+
+
+def test_a_seed_iso_of_another_vm_is_only_detached_and_a_vm_without_one_has_none():
+    other = 'local:iso/puls-seed-web1-0a1b2c3d.iso'
+    config = {'scsi0': 'local-lvm:vm-140-disk-0', 'ide0': 'local-lvm:vm-140-cloudinit,media=cdrom', 'ide2': other + ',media=cdrom'}
+    # Not the build's own file, and a cloud-init drive is there already: the drive goes, nothing takes its slot.
+    assert _template.seed_drive(config, 'web-golden-build') == _template.SeedDrive('ide2', other, None, False)
+    assert _template.seed_drive({'scsi0': 'local-lvm:vm-140-disk-0', 'ide2': 'local:iso/ubuntu.iso,media=cdrom'}, 'x') is None
+
+
 def test_the_build_vm_must_exist_and_be_a_qemu_vm():
     assert find_build_vm(RESOURCES, 120)['name'] == 'web-golden'
     for vmid, words in ((555, 'does not exist'), (130, 'only a QEMU VM')):
