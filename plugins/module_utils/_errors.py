@@ -127,13 +127,17 @@ def permission_hint(reason, credential):
     match = _PERMISSION.search(reason or '')
     if not match:
         return '%s lacks a privilege this call needs' % credential.description
-    path, privilege = match.group('path'), match.group('privilege')
+    return grant_hint(match.group('privilege'), match.group('path'), credential)
+
+
+def grant_hint(privileges, path, credential):
+    """How to grant privileges (one, or several joined by ', ') on path to the credential, as a pveum command."""
     if credential.token_id:
         return ("grant %s on %s to API token %s (a token with privilege separation needs its own ACL entry: "
                 "pveum acl modify %s --tokens '%s' --roles <a role with %s>)"
-                % (privilege, path, credential.token_id, path, credential.token_id, privilege))
+                % (privileges, path, credential.token_id, path, credential.token_id, privileges))
     return ("grant %s on %s to user %s (pveum acl modify %s --users '%s' --roles <a role with %s>)"
-            % (privilege, path, credential.user, path, credential.user, privilege))
+            % (privileges, path, credential.user, path, credential.user, privileges))
 
 
 def describe_failure(context, reason, status=None, errors=None, hint=None):

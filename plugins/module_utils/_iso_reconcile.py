@@ -20,6 +20,7 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.puls.proxmox.plugins.module_utils import _cidata, _iso
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._files_record import read_notes, update_record
+from ansible_collections.puls.proxmox.plugins.module_utils._privileges import iso_needs, require
 from ansible_collections.puls.proxmox.plugins.module_utils._volumes import (
     delete_volume, list_volumes, start_download, upload_volume, wait_download,
 )
@@ -56,6 +57,7 @@ def reconcile(client, spec, check_mode=False):
     targets = spec.nodes[:1] if shared else spec.nodes
     observed = [_observe(client, spec, node) for node in targets]
     plan = _iso.plan(spec, observed)
+    require(client, iso_needs(plan.steps, spec.storage, spec.source is not None and spec.source.kind == _iso.URL), f'the plan for {plan.volid}')
     if plan.changed and not check_mode:
         _apply(client, spec, plan, deadline)
     result = dict(changed=plan.changed, diff=dict(before=plan.before, after=plan.after), volid=plan.volid,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _provision_hash
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._plan import find_vm
+from ansible_collections.puls.proxmox.plugins.module_utils._privileges import notes_needs, require
 
 # The options of pve_notes_hash besides the connection; its action plugin validates with them too.
 ARGUMENT_SPEC = dict(
@@ -175,6 +176,8 @@ def reconcile(client, request: NotesRequest, check_mode: bool = False) -> dict:
                          'recorded, or correct name/vmid')
     notes = read_notes(client, vm['node'], int(vm['vmid']))
     try:
+        if request.state == 'applied' and plan_notes(notes.description, request).changed:
+            require(client, notes_needs(notes.vmid), f'recording provision files in the Notes of VM {notes.vmid}')
         if request.state == 'applied' and not check_mode:
             notes, plan = write_notes(client, notes, request)
         else:

@@ -263,11 +263,13 @@ def test_a_missing_privilege_is_named(lab, tmp_path):
         messages[user] = [outcome['result']['msg'] for outcome in run.for_task('download') + run.for_task('upload')]
     assert all('Permission check failed (/storage/local, Datastore.AllocateTemplate)' in message
                and 'grant Datastore.AllocateTemplate on /storage/local to user reader@pve' in message for message in messages['reader@pve'])
-    # Allowed to upload, the uploader still cannot have the node download, nor record the upload in the node's notes.
+    # Allowed to upload, the uploader still cannot have the node download, nor record the upload in the node's notes:
+    # refused before the upload (docs/privileges.md).
     download_message, upload_message = messages['uploader@pve']
     assert 'Permission check failed (/, Sys.Modify)' in download_message
-    assert upload_message.startswith('recording the source of local:iso/up.iso in the notes of node pve1 failed (HTTP 403): '
-                                     'Permission check failed (/, Sys.Modify)')
+    assert upload_message.startswith('the plan for local:iso/up.iso refused before any change: user uploader@pve lacks privileges')
+    assert 'Permission check failed (/, Sys.Modify) to record the file in the notes of pve1' in upload_message
+    assert lab.writes() == []
 
 
 def test_the_examples_run_against_the_lab_and_their_user_data_passes_cloud_inits_schema(lab, tmp_path):

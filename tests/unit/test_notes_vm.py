@@ -42,6 +42,10 @@ class FakeClient:
     def cluster_vms(self):
         return [{'vmid': 101, 'name': self.config['name'], 'node': 'pve1', 'type': 'qemu'}]
 
+    def get(self, path, *, context=None, **params):
+        assert path == '/access/permissions'  # the privilege check before a write (_privileges.require)
+        return {'/vms': {'VM.Config.Options': 1}}
+
     def vm_config(self, node, vmid, current=False):
         assert (node, vmid) == ('pve1', 101)
         return dict(self.config, digest=self.digest())

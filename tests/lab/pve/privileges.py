@@ -9,6 +9,9 @@ Tokens put straight into `apitokens` (the seed's root@pam!puls, older tests) act
 
 from fakepve import shapes
 
+# The paths PVE always reports on (besides ACL paths and pool members).
+TOP_LEVEL_PATHS = ('/', '/access', '/access/groups', '/nodes', '/pool', '/sdn', '/storage', '/vms')
+
 
 class PrivilegesMixin(object):
     def __init__(self, *args, **kwargs):
@@ -56,12 +59,18 @@ class PrivilegesMixin(object):
         return held and self._acl_grants(user, path, priv)
 
     async def _permissions(self, v, user):
-        """GET /access/permissions for a token: what it holds in effect, per path it or its user has an ACL entry on."""
+        """GET /access/permissions as PVE answers it (RPCEnvironment get_effective_permissions): with `path`, the
+        privileges held on that path; without, those held on the top-level paths, every ACL path and every pool
+        member, paths holding nothing left out. Every privilege propagates (the lab grants no other kind)."""
         who = v.get('userid') or user
-        if self.acl is None or '!' not in who or who.split('!')[0] == 'root@pam':
+        if self.acl is None or who.split('!')[0] == 'root@pam':
             return await super()._permissions(v, user)
-        paths = sorted(set(path for name in (who, who.split('!')[0]) for path, _privs in self.acl.get(name, [])))
         if v.get('path') is not None:
-            paths = [p for p in paths if v['path'] == p or p == '/' or v['path'].startswith(p + '/')]
-        held = dict((path, sorted(p for p in shapes.PRIVILEGES if self.allowed(who, path, p))) for path in paths)
+            paths = [v['path']]
+        else:
+            paths = set(TOP_LEVEL_PATHS)
+            paths.update(path for name in (who, who.split('!')[0]) for path, _privs in self.acl.get(name, []))
+            paths.update('/vms/{0}'.format(vmid) for ids in self.pools.values() for vmid in ids)
+            paths.update('/storage/' + sid for meta in self.pool_info.values() for sid in meta['storage'])
+        held = dict((path, [p for p in shapes.PRIVILEGES if self.allowed(who, path, p)]) for path in sorted(paths))
         return dict((path, dict.fromkeys(privs, 1)) for path, privs in held.items() if privs)

@@ -1,0 +1,295 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The PVE privileges a plan needs, checked against the caller's effective permissions before its first write.
+
+A module plans from what it read, then asks ``require`` (one ``GET /access/permissions``) whether the
+credential holds what the plan's writes need; when it does not, the run fails naming every missing
+privilege, its path and the ``pveum`` command that grants it, and nothing has been written. Check mode
+asks too, so the plan run already says what the real run would be refused.
+
+This file is the one place that maps writes to privileges (docs/privileges.md is its prose; a test
+grants exactly that page's recipe). Where PVE accepts either of two grants (``VM.Allocate`` on the new
+VM or on its pool) a need lists both. The check is never stricter than PVE: where PVE's rule depends on
+more than the plan knows (the disks of a linked clone, a drive's delete) it asks nothing, and PVE
+still refuses what it must.
+
+Evaluating the answer of ``GET /access/permissions`` (PVE's ``get_effective_permissions``: the
+effective privileges on the top-level paths, every ACL path and every pool member, each privilege
+with its propagate flag): a privilege is held on a path when the nearest listed path at or above it
+holds it, propagating unless it is the path itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, grant_hint
+from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT
+from ansible_collections.puls.proxmox.plugins.module_utils._iso import DELETE, NONE, REPLACE
+from ansible_collections.puls.proxmox.plugins.module_utils._placement import clone_volumes
+from ansible_collections.puls.proxmox.plugins.module_utils._plan import (
+    CONFIGURE, DELETE_VOLUME, DESTROY, REGENERATE_CLOUDINIT, RESIZE, SHUTDOWN, START, UPLOAD_SEED,
+)
+from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
+    _DRIVE_KEY, cloudinit_drive_key, is_cloudinit_key, is_cloudinit_volume, parse_drive, parse_net, storage_of,
+)
+
+# The path of a VM whose VMID is allocated at creation: only a grant on /vms (or the pool) reaches it.
+NEW_VM = '/vms/<new VMID>'
+# qemu-server's check_vm_modify_config_perm, per config key (the drive and network keys are handled apart).
+_KEY_PRIVILEGES = {
+    'VM.Config.CPU': ('affinity', 'cores', 'cpu', 'cpulimit', 'cpuunits', 'numa', 'sockets', 'vcpus'),
+    'VM.Config.Memory': ('balloon', 'memory', 'shares'),
+    'VM.Config.HWType': ('acpi', 'audio0', 'hotplug', 'kvm', 'machine', 'scsihw', 'serial0', 'smbios1', 'tablet', 'vga',
+                         'watchdog'),
+    'VM.Config.Options': ('agent', 'autostart', 'bios', 'description', 'keyboard', 'localtime', 'name', 'onboot', 'ostype',
+                          'protection', 'reboot', 'startdate', 'startup', 'tags', 'tdf'),
+    'VM.Config.Disk': ('boot', 'bootdisk', 'vmstatestorage'),
+}
+PRIVILEGE_OF_KEY = {key: privilege for privilege, keys in _KEY_PRIVILEGES.items() for key in keys}
+
+
+@dataclass(frozen=True)
+class Grant:
+    """A privilege on a path."""
+
+    privilege: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Need:
+    """What one step of a plan needs: every grant of ``grants``, or every grant of one of ``instead`` (PVE's "or")."""
+
+    purpose: str
+    grants: tuple[Grant, ...]
+    instead: tuple[tuple[Grant, ...], ...] = ()
+
+
+def need(purpose: str, privilege: str, path: str, *alternatives: Grant) -> Need:
+    """A need of one privilege on one path; each alternative grant alone would do as well."""
+    return Need(purpose, (Grant(privilege, path),), tuple((grant,) for grant in alternatives))
+
+
+def vm_path(vmid: int | None) -> str:
+    return NEW_VM if vmid is None else f'/vms/{vmid}'
+
+
+def storage_path(volume_or_storage: str) -> str:
+    return f'/storage/{storage_of(volume_or_storage) or volume_or_storage}'
+
+
+# ---------------------------------------------------------------------------------------------- what plans need
+
+def vm_needs(actions: Iterable[Any], vmid: int | None, source_config: Mapping[str, Any] | None = None) -> list[Need]:
+    """The needs of pve_vm's plan actions (``_plan.Action``) on VM vmid (None: a VMID allocated by a clone or import);
+    ``source_config`` is the clone source's config (its disks are copied by a full clone)."""
+    needs = []
+    for action in actions:
+        params, path = action.params, vm_path(vmid)
+        if action.kind == CLONE:
+            needs += _clone_needs(params, vmid, source_config or {})
+        elif action.kind == IMPORT:
+            needs.append(_allocate(f'to create VM {params["config"].get("name", "")} on {params["node"]}', vmid, params.get('pool')))
+            needs += config_needs(params['config'], (), path)
+        elif action.kind == CONFIGURE:
+            needs += config_needs(params['set'], params['delete'], path)
+        elif action.kind == RESIZE:
+            needs.append(need(f'to grow {params["disk"]}', 'VM.Config.Disk', path))
+        elif action.kind == REGENERATE_CLOUDINIT:
+            needs.append(need('to regenerate the cloud-init drive', 'VM.Config.Cloudinit', path))
+        elif action.kind in (SHUTDOWN, START):
+            needs.append(need(f'to {action.kind} it', 'VM.PowerMgmt', path))
+        elif action.kind == DESTROY:
+            needs.append(need('to destroy it', 'VM.Allocate', path))
+        elif action.kind == UPLOAD_SEED:
+            needs.append(need(f'to upload the seed ISO {params["volid"]}', 'Datastore.AllocateTemplate', storage_path(params['volid'])))
+        elif action.kind == DELETE_VOLUME:
+            needs.append(need(f'to delete {params["volid"]}', 'Datastore.Allocate', storage_path(params['volid'])))
+    return needs
+
+
+def _allocate(purpose: str, vmid: int | None, pool: str | None) -> Need:
+    """PVE's rule for a new guest: VM.Allocate on its path or on the pool it is created in."""
+    if pool:
+        return need(purpose, 'VM.Allocate', vm_path(vmid), Grant('VM.Allocate', f'/pool/{pool}'))
+    return need(f'{purpose} (VM.Allocate on /pool/NAME would do as well, with pool: NAME declared)', 'VM.Allocate', vm_path(vmid))
+
+
+def _clone_needs(params: Mapping[str, Any], vmid: int | None, source_config: Mapping[str, Any]) -> list[Need]:
+    purpose = f'to create VM {params["name"]} as a clone of {params["vmid"]}'
+    needs = [need(purpose, 'VM.Clone', vm_path(params['vmid'])), _allocate(purpose, vmid, params.get('pool'))]
+    if params.get('full'):
+        # A full clone allocates a copy of each disk (not of a CD-ROM or the cloud-init drive) on its storage or `storage`.
+        storages = {params['storage']} if params.get('storage') else {
+            storage_of(volume) for volume in clone_volumes(source_config) if not is_cloudinit_volume(volume) and storage_of(volume)}
+        needs += [need(f'{purpose}: a full clone copies its disks to {storage}', 'Datastore.AllocateSpace', storage_path(storage))
+                  for storage in sorted(storages)]
+    return needs
+
+
+def config_needs(settings: Mapping[str, Any], deletions: Iterable[str], path: str) -> list[Need]:
+    """The needs of one config write (a create's or an update's) on VM path: per key set or deleted."""
+    by_privilege: dict[str, list[str]] = {}
+    needs = []
+    for key in [*settings, *deletions]:
+        value = settings.get(key)
+        if _DRIVE_KEY.match(key):
+            needs += _drive_needs(key, value, path)
+            continue
+        if key.startswith('net') and key[3:].isdigit():
+            by_privilege.setdefault('VM.Config.Network', []).append(key)
+            if value is not None:
+                needs.append(_bridge_need(key, value))
+        elif is_cloudinit_key(key):
+            by_privilege.setdefault('VM.Config.Cloudinit', []).append(key)
+        elif key in PRIVILEGE_OF_KEY:
+            by_privilege.setdefault(PRIVILEGE_OF_KEY[key], []).append(key)
+    for privilege, keys in sorted(by_privilege.items()):
+        # PVE still accepts VM.Config.Network for the cloud-init keys (their privilege before VM.Config.Cloudinit existed).
+        instead = (Grant('VM.Config.Network', path),) if privilege == 'VM.Config.Cloudinit' else ()
+        needs.insert(0, need(f'to set {", ".join(keys)}', privilege, path, *instead))
+    return needs
+
+
+def _drive_needs(key: str, value: Any, path: str) -> list[Need]:
+    """A drive set: a new disk or cloud-init drive allocates on its storage; a disk needs VM.Config.Disk, an ISO CD-ROM
+    VM.Config.CDROM. A deleted drive's kind is not known here: PVE checks it."""
+    if value is None:
+        return []
+    volume, props = parse_drive(value)
+    target = storage_of(volume)
+    if is_cloudinit_volume(volume):
+        return [need(f'to add the cloud-init drive {key}', 'Datastore.AllocateSpace', storage_path(target))] if target else []
+    if props.get('media') == 'cdrom':
+        return [need(f'to insert {volume} into {key}', 'VM.Config.CDROM', path)]
+    needs = [need(f'to set disk {key}', 'VM.Config.Disk', path)]
+    name = volume.partition(':')[2]
+    if target and (name.replace('.', '', 1).isdigit() or 'import-from' in props):
+        needs.append(need(f'to allocate disk {key} on {target}', 'Datastore.AllocateSpace', storage_path(target)))
+    if 'import-from' in props and storage_of(props['import-from']):
+        source = props['import-from']
+        needs.append(need(f'to read {source} for {key}', 'Datastore.Audit', storage_path(source),
+                          Grant('Datastore.AllocateSpace', storage_path(source))))
+    return needs
+
+
+def _bridge_need(key: str, value: Any) -> Need:
+    """PVE 8+ checks SDN.Use on the bridge (a plain Linux bridge is in the zone localnetwork) and on its VLAN."""
+    props = parse_net(value)
+    path = f'/sdn/zones/localnetwork/{props.get("bridge", "")}'
+    if props.get('tag'):
+        path += f'/{props["tag"]}'
+    return need(f'to connect {key} to {props.get("bridge")}', 'SDN.Use', path)
+
+
+def iso_needs(steps: Iterable[Any], storage: str, download: bool) -> list[Need]:
+    """The needs of pve_iso's plan steps (``_iso.Step``) on storage; ``download`` when the source is a URL. Every node acted
+    on keeps the record of its files in its notes."""
+    needs = []
+    for step in steps:
+        if step.action == NONE:
+            continue
+        if step.action == DELETE or (step.action == REPLACE and download):
+            needs.append(need(f'to delete the old file on {step.node}', 'Datastore.Allocate', storage_path(storage)))
+        if step.action != DELETE:
+            needs.append(need(f'to put the file on {storage} of {step.node}', 'Datastore.AllocateTemplate', storage_path(storage)))
+            if download:
+                needs.append(Need(f'to let {step.node} download it', (Grant('Sys.Audit', '/'), Grant('Sys.Modify', '/')),
+                                  ((Grant('Sys.AccessNetwork', f'/nodes/{step.node}'),),)))
+        needs.append(need(f'to record the file in the notes of {step.node}', 'Sys.Modify', '/'))
+    return needs
+
+
+def notes_needs(vmid: int) -> list[Need]:
+    """pve_notes_hash writing the provision record into a VM's Notes."""
+    return [need('to write the provision record into its Notes', 'VM.Config.Options', vm_path(vmid))]
+
+
+def conversion_needs(conversion: Any) -> list[Need]:
+    """pve_template's conversion (``_template_io.Conversion``) of the build VM: shutdown, the config writes (Notes, name,
+    tags; the build's cloud-init settings and seed ISO drive out, an empty cloud-init drive in), regeneration, deleting its
+    own seed ISO, ``POST .../template``; then renaming the previous template and destroying it."""
+    path = vm_path(int(conversion.build['vmid']))
+    seed = conversion.seed
+    settings = {'description': conversion.notes, 'tags': conversion.tags, 'name': None}
+    deletions = list(conversion.strip)
+    if seed is not None and seed.cloudinit:
+        settings[seed.key] = seed.cloudinit
+    elif seed is not None:
+        deletions.append(seed.key)
+    needs = [need('to shut it down', 'VM.PowerMgmt', path)] if conversion.status != 'stopped' else []
+    needs += config_needs(settings, deletions, path)
+    if cloudinit_drive_key(conversion.config) or (seed is not None and seed.cloudinit):
+        needs.append(need('to regenerate the cloud-init drive', 'VM.Config.Cloudinit', path))
+    if seed is not None and seed.owned:
+        needs.append(need(f'to delete its seed ISO {seed.volume}', 'Datastore.Allocate', storage_path(seed.volume)))
+    needs.append(need('to convert it to a template', 'VM.Allocate', path))
+    if conversion.previous is not None:
+        previous = vm_path(int(conversion.previous['vmid']))
+        needs.append(need('to retire the previous template (name, tags)', 'VM.Config.Options', previous))
+        if conversion.destroy_previous:
+            needs.append(need('to destroy the previous template', 'VM.Allocate', previous))
+    return needs
+
+
+# ---------------------------------------------------------------------------------------------- checking
+
+def holds(permissions: Mapping[str, Mapping[str, Any]], grant: Grant) -> bool:
+    """Whether the effective permissions (``GET /access/permissions``) give grant.privilege on grant.path."""
+    path = grant.path
+    while True:
+        if path in permissions:
+            flags = permissions[path]
+            return grant.privilege in flags and (path == grant.path or bool(flags[grant.privilege]))
+        if path == '/':
+            return False
+        path = path.rsplit('/', 1)[0] or '/'
+
+
+def missing(permissions: Mapping[str, Mapping[str, Any]], needs: Iterable[Need]) -> list[tuple[Need, tuple[Grant, ...]]]:
+    """Each need none of whose alternatives is held in full, with the grants its first alternative lacks."""
+    lacking = []
+    for item in needs:
+        options = (item.grants, *item.instead)
+        if not any(all(holds(permissions, grant) for grant in option) for option in options):
+            lacking.append((item, tuple(grant for grant in item.grants if not holds(permissions, grant))))
+    return lacking
+
+
+def refusal(doing: str, lacking: list[tuple[Need, tuple[Grant, ...]]], credential) -> str:
+    """The message for what is lacking: PVE's words per privilege and path, what it is for, and how to grant it."""
+    lines, per_path = [], {}
+    for item, grants in lacking:
+        text = ', '.join(f'Permission check failed ({grant.path}, {grant.privilege})' for grant in grants)
+        others = ' or '.join(' and '.join(f'{grant.privilege} on {grant.path}' for grant in option) for option in item.instead)
+        lines.append(f'{text} {item.purpose}' + (f' ({others} would do as well)' if others else ''))
+        for grant in grants:
+            privileges = per_path.setdefault(_grant_path(grant.path), [])
+            if grant.privilege not in privileges:
+                privileges.append(grant.privilege)
+    hints = '; '.join(grant_hint(', '.join(privileges), path, credential) for path, privileges in per_path.items())
+    return (f'{doing} refused before any change: {credential.description} lacks privileges the plan needs: '
+            f'{"; ".join(lines)}. Hint: {hints}')
+
+
+def _grant_path(path: str) -> str:
+    """Where to grant a privilege needed on path: a VM whose VMID is not known yet is reached through /vms."""
+    return '/vms' if path == NEW_VM else path
+
+
+def read_permissions(client) -> dict[str, dict[str, Any]]:
+    """The credential's effective permissions, {path: {privilege: propagate}} (PVE lets anyone read their own)."""
+    return client.get('/access/permissions', context='reading the permissions of the API credential') or {}
+
+
+def require(client, needs: Iterable[Need], doing: str) -> None:
+    """Raise PveApiError naming every privilege of needs the client's credential lacks; one request, none without needs."""
+    needs = list(needs)
+    if not needs:
+        return
+    lacking = missing(read_permissions(client), needs)
+    if lacking:
+        raise PveApiError(refusal(doing, lacking, client.credential))

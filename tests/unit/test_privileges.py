@@ -1,0 +1,152 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The privileges a plan needs, judged against PVE's effective permissions before the first write."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from ansible_collections.puls.proxmox.plugins.module_utils._api import Credential
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, ImageSource
+from ansible_collections.puls.proxmox.plugins.module_utils._iso import Step
+from ansible_collections.puls.proxmox.plugins.module_utils._plan import Action, Creation, Observed, plan_vm
+from ansible_collections.puls.proxmox.plugins.module_utils._privileges import (
+    NEW_VM, Grant, conversion_needs, holds, iso_needs, missing, need, notes_needs, require, vm_needs,
+)
+from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import VmSpec
+
+TOKEN = Credential('puls@pve', 'automation', token_secret='s3cret')
+TEMPLATE = {'name': 'ubuntu', 'template': 1, 'scsi0': 'local-lvm:base-9017-disk-0,size=3584M', 'ide2': 'local-lvm:vm-9017-cloudinit,media=cdrom',
+            'net0': 'virtio=BC:24:11:00:00:01,bridge=vmbr0', 'boot': 'order=scsi0', 'cores': 1, 'memory': 1024}
+EVERYTHING_ON_VMS = {'/vms': dict.fromkeys(('VM.Allocate', 'VM.Clone', 'VM.Config.CPU', 'VM.Config.Cloudinit', 'VM.Config.Memory',
+                                            'VM.Config.Network', 'VM.Config.Options', 'VM.PowerMgmt'), 1),
+                     '/storage/local-lvm': {'Datastore.AllocateSpace': 1}, '/sdn/zones/localnetwork': {'SDN.Use': 1}}
+
+
+def grants(needs):
+    return sorted((grant.privilege, grant.path) for item in needs for grant in item.grants)
+
+
+def clone_plan(**declared):
+    spec = VmSpec.from_params(dict(name='web1', image='9017', state='started', **declared))
+    return plan_vm(spec, None, Creation(ImageSource(CLONE, vmid=9017, node='pve1', name='ubuntu'), 'pve1', TEMPLATE))
+
+
+def test_a_full_clone_that_is_configured_and_started_needs_each_privilege_on_its_path():
+    plan = clone_plan(vmid=100, cores=2, ip='10.0.0.5/24', gateway='10.0.0.1')
+    needs = vm_needs(plan.actions, 100, TEMPLATE)
+    assert grants(needs) == [('Datastore.AllocateSpace', '/storage/local-lvm'), ('VM.Allocate', '/vms/100'), ('VM.Clone', '/vms/9017'),
+                             ('VM.Config.CPU', '/vms/100'), ('VM.Config.Cloudinit', '/vms/100'), ('VM.Config.Cloudinit', '/vms/100'),
+                             ('VM.Config.Options', '/vms/100'), ('VM.PowerMgmt', '/vms/100')]  # Options: the owner tag
+    assert missing(EVERYTHING_ON_VMS, needs) == []
+
+
+def test_a_clone_without_a_vmid_needs_vm_allocate_through_vms_or_its_pool():
+    assert [item.grants for item in vm_needs(clone_plan().actions, None, TEMPLATE) if item.purpose.startswith('to create')][:2] == [
+        (Grant('VM.Clone', '/vms/9017'),), (Grant('VM.Allocate', NEW_VM),)]
+    pooled = next(item for item in vm_needs(clone_plan(pool='web').actions, None, TEMPLATE) if item.grants[0].privilege == 'VM.Allocate')
+    assert pooled.instead == ((Grant('VM.Allocate', '/pool/web'),),)
+    assert missing({'/pool/web': {'VM.Allocate': 1}}, [pooled]) == []
+    assert missing({'/vms': {'VM.Allocate': 1}}, [pooled]) == []
+    assert missing({'/vms': {'VM.Audit': 1}}, [pooled]) == [(pooled, (Grant('VM.Allocate', NEW_VM),))]
+
+
+def test_a_linked_clone_asks_nothing_of_the_storage():
+    needs = vm_needs(clone_plan(linked_clone=True).actions, None, TEMPLATE)
+    assert not [item for item in needs if item.grants[0].privilege == 'Datastore.AllocateSpace']
+
+
+def test_config_keys_map_to_pves_privileges_and_a_new_disk_to_its_storage():
+    change = Action('configure', {'set': {'memory': 2048, 'net0': 'virtio,bridge=vmbr1,tag=20', 'tags': 'a', 'machine': 'q35',
+                                          'ide0': 'local:iso/x.iso,media=cdrom', 'scsi1': 'ceph:32'},
+                                  'delete': ['sshkeys', 'ide3']})
+    assert grants(vm_needs([change], 104)) == [
+        ('Datastore.AllocateSpace', '/storage/ceph'), ('SDN.Use', '/sdn/zones/localnetwork/vmbr1/20'), ('VM.Config.CDROM', '/vms/104'),
+        ('VM.Config.Cloudinit', '/vms/104'), ('VM.Config.Disk', '/vms/104'), ('VM.Config.HWType', '/vms/104'),
+        ('VM.Config.Memory', '/vms/104'), ('VM.Config.Network', '/vms/104'), ('VM.Config.Options', '/vms/104')]
+    cloudinit = next(item for item in vm_needs([change], 104) if item.grants[0].privilege == 'VM.Config.Cloudinit')
+    # PVE still takes VM.Config.Network for the cloud-init keys; regenerating the drive takes only VM.Config.Cloudinit.
+    assert missing({'/vms/104': {'VM.Config.Network': 1}}, [cloudinit]) == []
+    assert missing({'/vms/104': {'VM.Config.Network': 1}}, vm_needs([Action('regenerate_cloudinit')], 104))
+
+
+def test_an_existing_vm_destroyed_needs_power_allocate_and_its_seed_storage():
+    spec = VmSpec.from_params(dict(name='web1', state='absent'))
+    observed = Observed(104, 'pve1', 'running', {'name': 'web1', 'tags': 'puls-managed', 'ide2': 'local:iso/puls-seed-web1-ab12.iso,media=cdrom'})
+    assert grants(vm_needs(plan_vm(spec, observed).actions, 104)) == [
+        ('Datastore.Allocate', '/storage/local'), ('VM.Allocate', '/vms/104'), ('VM.PowerMgmt', '/vms/104')]
+
+
+@pytest.mark.parametrize('permissions, grant, held', [
+    ({'/': {'Sys.Modify': 1}}, Grant('Sys.Modify', '/nodes/pve1'), True),
+    ({'/vms': {'VM.Allocate': 0}}, Grant('VM.Allocate', '/vms'), True),  # not propagated: on the path itself only
+    ({'/vms': {'VM.Allocate': 0}}, Grant('VM.Allocate', '/vms/100'), False),
+    ({'/vms': {'VM.Allocate': 1}, '/vms/100': {'VM.Audit': 1}}, Grant('VM.Allocate', '/vms/100'), False),  # a deeper ACL replaces
+    ({'/vms': {'VM.Allocate': 1}}, Grant('VM.Allocate', NEW_VM), True),
+    ({'/storage/local': {'Datastore.Audit': 1}}, Grant('Datastore.Audit', '/storage/local-lvm'), False),
+    ({}, Grant('VM.Audit', '/vms/1'), False),
+])
+def test_a_privilege_is_held_as_the_nearest_listed_path_says(permissions, grant, held):
+    assert holds(permissions, grant) is held
+
+
+def test_iso_steps_need_the_storage_node_notes_and_download_rights():
+    steps = [Step('pve1', 'download', ''), Step('pve2', 'none', '')]
+    needs = iso_needs(steps, 'local', download=True)
+    assert grants(needs) == [('Datastore.AllocateTemplate', '/storage/local'), ('Sys.Audit', '/'), ('Sys.Modify', '/'), ('Sys.Modify', '/')]
+    download = needs[1]
+    assert missing({'/storage/local': {'Datastore.AllocateTemplate': 1}, '/nodes/pve1': {'Sys.AccessNetwork': 1}}, [download]) == []
+    assert grants(iso_needs([Step('pve1', 'replace', '')], 'local', download=False)) == [
+        ('Datastore.AllocateTemplate', '/storage/local'), ('Sys.Modify', '/')]
+    assert grants(iso_needs([Step('pve1', 'delete', '')], 'local', download=False)) == [('Datastore.Allocate', '/storage/local'), ('Sys.Modify', '/')]
+
+
+def test_a_conversion_needs_power_config_cloudinit_template_and_the_previous_templates_rights():
+    seed = SimpleNamespace(key='ide2', volume='local:iso/puls-seed-web-build-ab.iso', cloudinit='local-lvm:cloudinit', owned=True)
+    conversion = SimpleNamespace(build={'vmid': 120}, status='running', notes='n', tags='t', strip=['ciuser', 'ipconfig0'], seed=seed,
+                                 config={'scsi0': 'local-lvm:vm-120-disk-0'}, previous={'vmid': 110}, destroy_previous=True)
+    assert grants(conversion_needs(conversion)) == [
+        ('Datastore.Allocate', '/storage/local'), ('Datastore.AllocateSpace', '/storage/local-lvm'), ('VM.Allocate', '/vms/110'),
+        ('VM.Allocate', '/vms/120'), ('VM.Config.Cloudinit', '/vms/120'), ('VM.Config.Cloudinit', '/vms/120'),
+        ('VM.Config.Options', '/vms/110'), ('VM.Config.Options', '/vms/120'), ('VM.PowerMgmt', '/vms/120')]
+
+
+class PermissionsClient:
+    credential = TOKEN
+
+    def __init__(self, permissions):
+        self.permissions = permissions
+        self.calls = []
+
+    def get(self, path, context=None, **params):
+        self.calls.append(path)
+        return self.permissions
+
+
+def test_require_reads_the_permissions_once_and_names_each_missing_privilege_path_and_grant():
+    client = PermissionsClient({'/vms': {'VM.Audit': 1, 'VM.Clone': 1}})
+    needs = [need('to start it', 'VM.PowerMgmt', '/vms/100'), need('to create it', 'VM.Allocate', NEW_VM, Grant('VM.Allocate', '/pool/web')),
+             need('to clone it', 'VM.Clone', '/vms/9017'), need('to set cores', 'VM.Config.CPU', '/vms/100')]
+    with pytest.raises(PveApiError) as refused:
+        require(client, needs, 'the plan for VM web1')
+    message = str(refused.value)
+    assert client.calls == ['/access/permissions']
+    assert message.startswith('the plan for VM web1 refused before any change: API token puls@pve!automation lacks privileges')
+    assert 'Permission check failed (/vms/100, VM.PowerMgmt) to start it' in message
+    assert f'Permission check failed ({NEW_VM}, VM.Allocate) to create it (VM.Allocate on /pool/web would do as well)' in message
+    assert 'VM.Clone' not in message
+    # One pveum command per path; a VM whose VMID is not known yet is reached through /vms.
+    assert "grant VM.PowerMgmt, VM.Config.CPU on /vms/100 to API token puls@pve!automation" in message
+    assert "pveum acl modify /vms --tokens 'puls@pve!automation' --roles <a role with VM.Allocate>" in message
+    assert 's3cret' not in message
+
+
+def test_require_asks_nothing_when_the_plan_writes_nothing_and_passes_when_all_is_held():
+    client = PermissionsClient({'/': {'VM.Config.Options': 1}})
+    require(client, [], 'nothing')
+    assert client.calls == []
+    require(client, notes_needs(100), 'recording')
+    assert client.calls == ['/access/permissions']
