@@ -26,9 +26,10 @@ BIN = Path(sys.executable).parent
 FQCN = 'puls.proxmox'
 # Plugin directories whose Python files document themselves, by the ansible-doc type they are.
 DOCUMENTED_PLUGIN_TYPES = {'become': 'become', 'cache': 'cache', 'callback': 'callback', 'connection': 'connection',
-                           'inventory': 'inventory', 'lookup': 'lookup', 'vars': 'vars', 'strategy': 'strategy'}
-# Plugin directories without documentation of their own: action plugins share their module's.
-UNDOCUMENTED_PLUGIN_DIRS = {'action', 'module_utils', 'doc_fragments'}
+                           'filter': 'filter', 'inventory': 'inventory', 'lookup': 'lookup', 'vars': 'vars',
+                           'strategy': 'strategy'}
+# Plugin directories without documentation of their own: action plugins share their module's; code shared by plugins.
+UNDOCUMENTED_PLUGIN_DIRS = {'action', 'module_utils', 'doc_fragments', 'plugin_utils'}
 # What never belongs in the tarball: the venv, build and lab state, test output, caches, VCS data.
 LEFT_OUT_DIRS = {'.venv', '.build', '.lab', '.git', '.ci', '.ansible', '.pytest_cache', '__pycache__'}
 LEFT_OUT_PATHS = ('tests/output/', 'collections/', 'bench/results/')
