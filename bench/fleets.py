@@ -55,9 +55,9 @@ def ssh_key(workdir):
     return path, path.with_suffix('.pub').read_text(encoding='ascii').strip()
 
 
-def write_inventory(lab, workdir, count, provision=True, pin_vmid=True):
+def write_inventory(lab, workdir, count, provision=True, pin_vmid=True, clone_concurrency=None):
     """Machines 1..count: a clone of the template with cores, memory, a static address, tags and (provision)
-    one playbook to apply; returns the inventory's path."""
+    one playbook to apply; clone_concurrency sets pve_clone_concurrency (ours only). Returns the inventory's path."""
     key, public = ssh_key(workdir)
     hosts = {}
     for index in range(1, count + 1):
@@ -70,6 +70,8 @@ def write_inventory(lab, workdir, count, provision=True, pin_vmid=True):
         hosts[machine_name(index)] = host
     common = dict(pve_ssh_user=SSH_USER, pve_ssh_keys=[public], pve_ssh_private_key_file=str(key),
                   pve_guest_python=sys.executable, pve_provision_dir=str(workdir), pve_nodes=lab.nodes)
+    if clone_concurrency:
+        common['pve_clone_concurrency'] = clone_concurrency
     inventory = {'all': {'vars': common, 'children': {'pve_templates': {'hosts': {}}, 'pve_vms': {'hosts': hosts}}}}
     path = workdir / 'inventory.yml'
     path.write_text(yaml.safe_dump(inventory, sort_keys=False), encoding='utf-8')

@@ -10,13 +10,13 @@ gets the hashes and never reads a file.
 
 from __future__ import annotations
 
-from ansible import constants as C
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.puls.proxmox.plugins.module_utils._closure import ProvisionFileError, provision_hashes
+from ansible_collections.puls.proxmox.plugins.module_utils._closure import ProvisionFileError
 from ansible_collections.puls.proxmox.plugins.module_utils._module import CONNECTION_ARGSPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._notes_vm import ARGUMENT_SPEC, REQUIRED_ONE_OF, NotesError, check_files
+from ansible_collections.puls.proxmox.plugins.plugin_utils._provision_files import hash_provision_files
 
 display = Display()
 
@@ -35,15 +35,13 @@ class ActionModule(ActionBase):
             try:
                 # A path the record cannot hold is refused before any file is read.
                 check_files(params['files'], params.get('record'))
-                computed = provision_hashes(params['files'], base_dir, C.DEFAULT_ROLES_PATH, params['hash_include'],
-                                            params['hash_mode'])
+                module_args['hashes'], warnings = hash_provision_files(params['files'], base_dir, params['hash_include'],
+                                                                       params['hash_mode'])
             except (NotesError, ProvisionFileError) as exc:
                 result.update(failed=True, msg=str(exc))
                 return result
-            for path, skipped in computed.unresolved.items():
-                display.warning(f'pve_notes_hash: the hash of {path} does not cover {"; ".join(skipped)}; '
-                                'list such files in hash_include so that a change of them is noticed')
-            module_args['hashes'] = computed.hashes
+            for warning in warnings:
+                display.warning(f'pve_notes_hash: {warning}')
         result.update(self._execute_module(module_name='puls.proxmox.pve_notes_hash', module_args=module_args,
                                            task_vars=task_vars))
         return result

@@ -29,7 +29,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._address import (
     agent_address, parse_dns_servers, resolve_dns, static_address,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
-from ansible_collections.puls.proxmox.plugins.module_utils._cidata import build_seed_iso, nocloud_seed
+from ansible_collections.puls.proxmox.plugins.module_utils._cidata import SeedIso, build_seed_iso, nocloud_seed
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, clone_volumes, uses_local_storage
@@ -37,6 +37,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._plan import (
     CONFIGURE, DELETE_VOLUME, DESTROY, REGENERATE_CLOUDINIT, RESIZE, SHUTDOWN, START, UPLOAD_SEED, Creation, Observed, find_vm,
     plan_vm,
 )
+from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, vm_needs
 from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
     SpecError, VmSpec, as_bool, cloudinit_drive_key, disk_size, drive_volumes, grow_needed, is_cloudinit_volume, parse_property_string,
     parse_size, seed_volume, storage_of,
@@ -72,35 +73,56 @@ class Outcome:
     warnings: list = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Declared:
+    """The VM the options declare: the checked spec (``ip`` from DNS when ``dns_domain`` says so) and user_data's seed."""
+
+    spec: VmSpec
+    dns_address: str | None = None
+    seed: SeedIso | None = None
+
+    @classmethod
+    def from_params(cls, params):
+        """Raises SpecError for what the user must change, before any API request; asks DNS when the VM's address is there."""
+        spec = VmSpec.from_params(params)
+        if spec.state == 'absent':
+            return cls(spec)
+        dns_address = None
+        if spec.ip is None and spec.dns_domain:
+            # Parsed only where used: a DNS server list the VM does not need (no dns_domain) cannot fail its run.
+            dns_address = resolve_dns(f'{spec.name}.{spec.dns_domain}', parse_dns_servers(params.get('dns_servers')))
+            spec = spec.with_resolved_ip(dns_address)
+        seed = None if spec.user_data is None else nocloud_seed(user_data=spec.user_data, local_hostname=spec.name)
+        return cls(spec, dns_address, seed)
+
+    @property
+    def seed_volume(self):
+        """The volume ID the seed ISO has on its storage (its content hash names it), or None without user_data."""
+        return self.seed and seed_volume(self.spec.user_data_storage, self.spec.name, self.seed.content_hash)
+
+
 def reconcile_vm(client, params, check_mode=False):
     """The module's run: returns the result dict; raises SpecError for what the user must change, PveApiError from PVE."""
-    spec = VmSpec.from_params(params)
-    # Only where they are used: a DNS server list the VM does not need (no dns_domain) cannot fail its run.
-    dns_servers = parse_dns_servers(params.get('dns_servers')) if spec.dns_domain else ()
+    declared = Declared.from_params(params)
+    spec = declared.spec
     timeout = params.get('timeout') or DEFAULT_TASK_TIMEOUT
     resources = client.cluster_vms()
     found = find_vm(resources, spec.name, spec.vmid)
     observed = observe(client, found) if found else None
-    dns_address = None
-    if spec.state != 'absent' and spec.ip is None and spec.dns_domain:
-        dns_address = resolve_dns(f'{spec.name}.{spec.dns_domain}', dns_servers)
-        spec = spec.with_resolved_ip(dns_address)
-    seed = None
-    if spec.user_data is not None and spec.state != 'absent':
-        seed = nocloud_seed(user_data=spec.user_data, local_hostname=spec.name)
     creation = None if observed is not None or spec.state == 'absent' else plan_creation(client, spec, resources)
-    plan = plan_vm(spec, observed, creation, seed and seed_volume(spec.user_data_storage, spec.name, seed.content_hash))
+    plan = plan_vm(spec, observed, creation, declared.seed_volume)
 
     vm = Vm(observed.vmid, observed.node, spec.name) if observed else Vm(spec.vmid, creation and creation.node, spec.name)
     outcome = Outcome(vm, final_status(plan, observed))
+    require(client, vm_needs(plan.actions, vm.vmid, creation and creation.source_config), f'the plan for VM {spec.name}')
     if not check_mode:
-        Execution(client, outcome, timeout, seed).run(plan.actions)
+        Execution(client, outcome, timeout, declared.seed).run(plan.actions)
     address = None
     if outcome.status != 'absent':
         base_config = observed.config if observed else creation.source_config
         # In check mode only a VM running now can answer; one this run would start is not running yet.
         can_ask = outcome.status == 'running' and (not check_mode or bool(observed and observed.running))
-        address = reach_address(client, spec, outcome, base_config, dns_address, can_ask, params.get('agent_timeout'))
+        address = reach_address(client, spec, outcome, base_config, declared.dns_address, can_ask, params.get('agent_timeout'))
     return dict(changed=plan.changed, diff=plan.diff, vmid=outcome.vm.vmid, node=outcome.vm.node, status=outcome.status,
                 address=address, reboot_required=list(plan.reboot_required), changes=list(plan.changes),
                 warnings=outcome.warnings)
@@ -108,12 +130,19 @@ def reconcile_vm(client, params, check_mode=False):
 
 # ---------------------------------------------------------------------------------------------- observing
 
-def observe(client, entry):
-    """The Observed VM of a /cluster/resources entry: status, config (pending merged), running config, cloud-init pending."""
+def observe(client, entry, restart_matters=True):
+    """The Observed VM of a /cluster/resources entry: status, config (pending merged), running config, cloud-init pending.
+
+    Without ``restart_matters`` it is one request, the config: the status is the listing's, and what waits for a
+    restart is not read. That is for a plan in ``apply_mode: report``, where what waits changes no action of the
+    plan (it only fills ``reboot_required``).
+    """
     vmid, node = int(entry['vmid']), entry['node']
     vm = Vm(vmid, node, entry.get('name') or '')
-    status = read_status(client, vm)['status']
     config = client.vm_config(node, vmid)
+    if not restart_matters and entry.get('status') in ('running', 'stopped'):
+        return Observed(vmid, node, entry['status'], config)
+    status = read_status(client, vm)['status']
     current = client.vm_config(node, vmid, current=True) if status == 'running' else None
     cloudinit_pending = frozenset()
     if cloudinit_drive_key(config):

@@ -22,14 +22,13 @@ description:
 author:
   - puls.proxmox contributors (@puls-proxmox)
 extends_documentation_fragment:
+  - puls.proxmox.attributes
   - puls.proxmox.connection
   - puls.proxmox.connection.action_group
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
 options:
   name:
@@ -386,55 +385,15 @@ diff:
       type: dict
 '''
 
-from ansible.module_utils.basic import env_fallback, missing_required_lib
+from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._cidata import (
     HAS_PYCDLIB, HAS_YAML, PYCDLIB_IMPORT_ERROR, YAML_IMPORT_ERROR, SeedDataError,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
-from ansible_collections.puls.proxmox.plugins.module_utils._vm import DEFAULT_AGENT_TIMEOUT, DEFAULT_SHUTDOWN_TIMEOUT, reconcile_vm
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import DEFAULT_OWNER_TAG, DEFAULT_SEED_STORAGE, SpecError
-
-ARGUMENT_SPEC = dict(
-    name=dict(type='str', required=True),
-    state=dict(type='str', default='present', choices=['present', 'started', 'stopped', 'restarted', 'absent']),
-    image=dict(type='str'),
-    linked_clone=dict(type='bool', default=False),
-    node=dict(type='str'),
-    nodes=dict(type='list', elements='str', fallback=(env_fallback, ['PROXMOX_NODES'])),
-    vmid=dict(type='int'),
-    pool=dict(type='str'),
-    storage=dict(type='str'),
-    cores=dict(type='int'),
-    sockets=dict(type='int'),
-    memory=dict(type='int'),
-    cpu=dict(type='str'),
-    machine=dict(type='str', choices=['q35', 'i440fx']),
-    disk_size=dict(type='str'),
-    bridge=dict(type='str'),
-    vlan=dict(type='int'),
-    ip=dict(type='str'),
-    gateway=dict(type='str'),
-    nameservers=dict(type='list', elements='str'),
-    searchdomain=dict(type='str'),
-    dns_domain=dict(type='str', fallback=(env_fallback, ['PROXMOX_DNS_DOMAIN'])),
-    dns_servers=dict(type='list', elements='str', fallback=(env_fallback, ['PROXMOX_DNS_SERVERS'])),
-    ci_user=dict(type='str'),
-    ci_password=dict(type='str', no_log=True),
-    ssh_keys=dict(type='list', elements='str', no_log=False),
-    user_data=dict(type='str', no_log=True),
-    user_data_storage=dict(type='str', default=DEFAULT_SEED_STORAGE),
-    tags=dict(type='list', elements='str'),
-    protection=dict(type='bool'),
-    onboot=dict(type='bool'),
-    apply_mode=dict(type='str', default='report', choices=['report', 'reboot']),
-    owner_tag=dict(type='str', default=DEFAULT_OWNER_TAG),
-    adopt=dict(type='bool', default=False),
-    shutdown_timeout=dict(type='int', default=DEFAULT_SHUTDOWN_TIMEOUT),
-    timeout=dict(type='int', default=DEFAULT_TASK_TIMEOUT),
-    agent_timeout=dict(type='int', default=DEFAULT_AGENT_TIMEOUT),
-)
+from ansible_collections.puls.proxmox.plugins.module_utils._vm import reconcile_vm
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
+from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError
 
 
 def main():

@@ -32,6 +32,19 @@ class PlaybookRun:
         return found[0]['result']
 
     @property
+    def plans(self):
+        """Machine name -> actions of every puls_plan fact recorded (what the plan summary callback reads)."""
+        found = {}
+        for record in self.results:
+            if record['status'] != 'ok':
+                continue
+            for result in [record['result']] + list(record['result'].get('results') or ()):
+                plan = (result.get('ansible_facts') or {}).get('puls_plan')
+                if plan:
+                    found[plan['name']] = plan['actions']
+        return found
+
+    @property
     def changed(self):
         return [r for r in self.results if r['result'].get('changed')]
 

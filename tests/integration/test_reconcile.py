@@ -44,16 +44,6 @@ def ok(run):
     return run
 
 
-def plans(run):
-    """name -> actions of every 'Record the plan' result (the puls_plan facts the plan summary reads)."""
-    found = {}
-    for record in run.results:
-        if record['task'].endswith('Record the plan') and record['status'] == 'ok':
-            plan = record['result']['ansible_facts']['puls_plan']
-            found[plan['name']] = plan['actions']
-    return found
-
-
 def vms(api):
     """name -> (vmid, config) of every VM but the template."""
     return {entry['name']: (int(entry['vmid']), api.vm_config(entry['node'], entry['vmid']))
@@ -86,10 +76,10 @@ def test_check_predicts_the_first_run_which_converges_and_the_second_run_changes
 
     planned = ok(site(lab, tmp_path, inventory, 'plan', check=True))
     assert lab.writes() == []
-    assert plans(planned) == {'tools.iso': ['create'], 'web1': ['create', 'provision mark.yml'], 'web2': ['create']}
+    assert planned.plans == {'tools.iso': ['create'], 'web1': ['create', 'provision mark.yml'], 'web2': ['create']}
 
     applied = ok(site(lab, tmp_path, inventory, 'apply'))
-    assert plans(applied) == plans(planned)
+    assert applied.plans == planned.plans
     machines = vms(api)
     assert set(machines) == {'web1', 'web2'}
     web1, web2 = machines['web1'], machines['web2']
@@ -104,7 +94,7 @@ def test_check_predicts_the_first_run_which_converges_and_the_second_run_changes
     again = ok(site(lab, tmp_path, inventory, 'again', plays=then))
     assert not again.changed, again.stdout
     assert [again.one('Address', host)['ansible_host'] for host in ('web1', 'web2')] == [lab.address(1), lab.address(2)]
-    assert plans(again) == {'tools.iso': ['ok'], 'web1': ['ok'], 'web2': ['ok']}
+    assert again.plans == {'tools.iso': ['ok'], 'web1': ['ok'], 'web2': ['ok']}
     assert (lab.ssh_connections(), len(lab.writes())) == (connections, writes)
 
 
@@ -131,7 +121,7 @@ def test_drift_behind_the_collections_back_is_restored_and_a_foreign_vm_with_a_d
     assert not [w for w in lab.writes()[before:] if '/qemu/180' in w.path]
     assert api.vm_config('pve1', 180)['cores'] != 8
 
-    assert plans(restored) == {'web1': ['update']}
+    assert restored.plans == {'web1': ['update']}
     config = api.vm_config('pve1', vmid)
     assert (config['cores'], sorted(config['tags'].split(';'))) == (2, ['blue', 'puls-managed', 'web'])
     assert api.get(path + '/status/current')['status'] == 'running'
@@ -155,20 +145,20 @@ def test_replace_keeps_the_old_vm_until_the_new_one_is_provisioned_then_prune_an
 
     write(tmp_path / 'app.sh', 'echo app >> "$HOME/marks"\n')
     replaced = ok(site(lab, tmp_path, inventory, 'replace'))
-    assert plans(replaced) == {'new1': ['provision app.sh', 'replace old1']}
+    assert replaced.plans == {'new1': ['provision app.sh', 'replace old1']}
     assert set(vms(api)) == {'new1', 'stray1', 'kept1'}
     assert old1 not in [vmid for vmid, _config in vms(api).values()]
 
     inventory['all']['vars']['pve_prune'] = True
     planned = ok(site(lab, tmp_path, inventory, 'prune-plan', check=True))
-    assert plans(planned) == {'new1': ['ok'], 'stray1': ['prune']}
+    assert planned.plans == {'new1': ['ok'], 'stray1': ['prune']}
     pruned = ok(site(lab, tmp_path, inventory, 'prune'))
-    assert plans(pruned) == plans(planned)
+    assert pruned.plans == planned.plans
     assert set(vms(api)) == {'new1', 'kept1'}
 
     inventory['all']['children']['pve_vms']['hosts']['kept1'] = dict(base, pve_protected=True)
     destroyed = ok(run_playbook(tmp_path, DESTROY, lab.env, inventory=inventory, name='destroy'))
-    assert plans(destroyed) == {'new1': ['destroy'], 'kept1': ['ok']}
+    assert destroyed.plans == {'new1': ['destroy'], 'kept1': ['ok']}
     assert set(vms(api)) == {'kept1'}
 
 
@@ -179,8 +169,10 @@ def test_bad_input_fails_every_host_before_any_write(lab, tmp_path):
     setup = len(lab.writes())
     good = dict(pve_image=str(TEMPLATE), pve_power='stopped')
     cases = {
-        'types': ({'web1': good, 'web2': dict(good, pve_cores='many', pve_power='paused')},
-                  ['web2', 'pve_cores', 'pve_power']),
+        # web3 is a VM: the bake's own variables are checked for every machine, before any change.
+        'types': ({'web1': good, 'web2': dict(good, pve_cores='many', pve_power='paused'),
+                   'web3': dict(good, pve_keep_failed_build='maybe', pve_template_wait_timeout='soon')},
+                  ['web2', 'pve_cores', 'pve_power', 'web3', 'pve_keep_failed_build', 'pve_template_wait_timeout']),
         'fleet': ({'web1': dict(good, pve_vmid=500, pve_ip=f'{lab.address(1)}/24', pve_replace='web3'),
                    'web2': dict(good, pve_vmid=500, pve_ip=lab.address(1), pve_replace='locked1'),
                    'web3': dict(good, pve_image='no-such-template', pve_replace='handmade1')},
@@ -196,6 +188,12 @@ def test_bad_input_fails_every_host_before_any_write(lab, tmp_path):
         for message in messages:
             assert message in run.stdout, run.stdout
         assert not run.for_task('puls.proxmox.reconcile : Converge the VM') and not run.for_task('puls.proxmox.reconcile : Create the VM')
+        if name == 'types':
+            # Each host's own validation error names its variables.
+            refused = {record['host']: record['result']['msg'] for record in run.failed if 'arg spec' in record['task']}
+            assert set(refused) == {'web2', 'web3'}, refused
+            assert 'pve_cores' in refused['web2'] and 'pve_power' in refused['web2']
+            assert 'pve_keep_failed_build' in refused['web3'] and 'pve_template_wait_timeout' in refused['web3']
     assert len(lab.writes()) == setup
 
 

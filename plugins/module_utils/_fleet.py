@@ -1,0 +1,147 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""pve_fleet_info's work: which declared VMs are already exactly as declared, found in one pass over the cluster.
+
+A scheduled reconcile of an unchanged fleet should cost about one scan of the cluster. Asking pve_vm and
+pve_notes_hash host by host costs a module process per host and task, and several requests per VM. This
+pass reads ``/cluster/resources`` once and each declared VM's config once (the config holds the Notes, so
+the provision record too), and runs the same pure planners those modules run: ``_plan.plan_vm`` and
+``_notes_vm.plan_notes``.
+
+A machine is as declared when pve_vm would do nothing, no provision file is pending, its record names no
+file that is no longer declared, and the machine it replaces is gone. Anything else makes it not as
+declared, any error while checking it included (an invalid option, a foreign VM of the name, a DNS
+failure): the reconcile role then takes that machine the whole way, through pve_vm and the provisioning
+chain, which report such errors in full. So this pass can only spare work, never skip any.
+
+Requests: the listing; one config read per declared VM that exists; for a running VM in ``apply_mode:
+reboot``, also what waits for a restart (it can make a restart); for a VM addressed by DHCP, its guest
+agent. Nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._notes_vm import NotesRequest, plan_notes
+from ansible_collections.puls.proxmox.plugins.module_utils._plan import find_vm, plan_vm
+from ansible_collections.puls.proxmox.plugins.module_utils._vm import Declared, Outcome, Vm, observe, reach_address
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC as VM_ARGUMENT_SPEC
+
+# pve_fleet_info's options (documented in the module); its action plugin validates with them too.
+ARGUMENT_SPEC = dict(
+    machines=dict(type='list', elements='dict', required=True, options=dict(
+        host=dict(type='str', required=True),
+        vm=dict(type='dict', required=True),
+        provision=dict(type='dict', options=dict(
+            files=dict(type='list', elements='str', default=[]),
+            force=dict(type='bool', default=False),
+            hash_mode=dict(type='str', choices=['closure', 'file'], default='closure'),
+            hash_include=dict(type='list', elements='path', default=[]),
+            base_dir=dict(type='path'),
+            hashes=dict(type='dict'),
+        )),
+        replace=dict(type='str'),
+    )),
+)
+
+VM_OPTIONS = ArgumentSpecValidator(VM_ARGUMENT_SPEC)
+SECRET_OPTIONS = tuple(name for name, option in VM_ARGUMENT_SPEC.items() if option.get('no_log'))
+
+
+@dataclass(frozen=True)
+class MachineCheck:
+    """One declared machine against the cluster: as declared or not, why not, and where the VM is."""
+
+    as_declared: bool
+    reason: str
+    vmid: int | None = None
+    node: str | None = None
+    address: str | None = None
+
+
+def vm_params(options: Mapping) -> tuple[dict, set]:
+    """pve_vm's params from a machine's options (defaults filled, types converted) and the values never to show.
+
+    Raises ValueError with pve_vm's own messages for options it would refuse.
+    """
+    validated = VM_OPTIONS.validate(dict(options))
+    if validated.error_messages:
+        raise ValueError('; '.join(validated.error_messages))
+    params = validated.validated_parameters
+    return params, {str(params[name]) for name in SECRET_OPTIONS if params.get(name)}
+
+
+def prepare(machines: list[Mapping]) -> tuple[list[dict], dict[str, MachineCheck], set]:
+    """Before any request: the machines whose pve_vm options are valid, with pve_vm's params; the others, not as
+    declared; and the values of no_log options among them (ci_password, user_data) for the module to keep out of
+    its output."""
+    ready, refused, secrets = [], {}, set()
+    for machine in machines:
+        try:
+            params, hidden = vm_params(machine['vm'])
+        except ValueError as exc:
+            refused[machine['host']] = not_as_declared(exc)
+            continue
+        secrets |= hidden
+        ready.append(dict(machine, vm=params))
+    return ready, refused, secrets
+
+
+def check_fleet(client, machines: list[Mapping]) -> dict[str, MachineCheck]:
+    """Each prepared machine (``host``, ``vm``: pve_vm's params, ``provision``: files, force and hashes, ``replace``)
+    checked against one listing of the cluster."""
+    resources = client.cluster_vms()
+    checks = {}
+    for machine in machines:
+        try:
+            checks[machine['host']] = _check(client, resources, machine)
+        except (ValueError, PveApiError) as exc:
+            checks[machine['host']] = not_as_declared(exc)
+    return checks
+
+
+def not_as_declared(exc: Exception) -> MachineCheck:
+    # ValueError: SpecError, SeedDataError, NotesError and the record's errors, each with its message for the user.
+    return MachineCheck(False, f'the full run reports it: {exc}')
+
+
+def _check(client, resources, machine: Mapping) -> MachineCheck:
+    declared = Declared.from_params(machine['vm'])
+    spec = declared.spec
+    if spec.state == 'absent':
+        return MachineCheck(False, 'declared absent')
+    found = find_vm(resources, spec.name, spec.vmid)
+    if found is None:
+        return MachineCheck(False, 'not created yet')
+    replaced = machine.get('replace')
+    if replaced and find_vm(resources, replaced) is not None:
+        return MachineCheck(False, f'replaces {replaced}, which still exists')
+    observed = observe(client, found, restart_matters=spec.apply_mode == 'reboot')
+    vm = Vm(observed.vmid, observed.node, spec.name)
+    plan = plan_vm(spec, observed, None, declared.seed_volume)
+    if plan.changed:
+        return MachineCheck(False, 'VM to converge: ' + (', '.join(plan.changes) or ', '.join(a.kind for a in plan.actions)),
+                            vm.vmid, vm.node)
+    provision = machine.get('provision') or {}
+    if provision.get('files'):
+        request = NotesRequest.from_params(dict(provision, state='query'))
+        notes = plan_notes(observed.config.get('description'), request)
+        if notes.pending:
+            return MachineCheck(False, 'provision files pending: ' + ', '.join(notes.pending), vm.vmid, vm.node)
+        if notes.stale:
+            return MachineCheck(False, 'record of files no longer declared: ' + ', '.join(notes.stale), vm.vmid, vm.node)
+    outcome = Outcome(vm, observed.status)
+    address = reach_address(client, spec, outcome, observed.config, declared.dns_address, observed.running,
+                            machine['vm']['agent_timeout'])
+    return MachineCheck(True, '; '.join(outcome.warnings), vm.vmid, vm.node, address)
+
+
+def fleet_result(checks: Mapping[str, MachineCheck]) -> dict:
+    """The module's result: every machine's check, and the hosts as declared."""
+    return dict(changed=False, machines={host: asdict(check) for host, check in checks.items()},
+                as_declared=[host for host, check in checks.items() if check.as_declared])

@@ -1,0 +1,171 @@
+#!/usr/bin/python
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: pve_fleet_info
+short_description: Find, in one pass over a Proxmox VE cluster, the declared VMs that are already as declared
+version_added: 0.1.0
+description:
+  - Checks many declared VMs against the cluster at once. It reads C(GET /cluster/resources) once and each declared
+    VM's config once, and plans each VM as M(puls.proxmox.pve_vm) and M(puls.proxmox.pve_notes_hash) would.
+  - A machine is as declared when M(puls.proxmox.pve_vm) would change nothing, none of its provision files is
+    pending, its provision record names no file that is no longer declared, and the machine it replaces is gone.
+  - Any other outcome makes a machine not as declared, including an error while checking it, such as an invalid
+    option, a foreign VM of that name, or a DNS failure. The modules that would then run report such errors in
+    full, so the result can only spare work, never skip any.
+  - A running VM whose pve_vm options hold C(apply_mode=reboot) also has its status, running config and cloud-init drive
+    read, because what waits for a restart restarts it. A VM addressed by DHCP has its guest agent asked for its
+    address.
+  - The C(puls.proxmox.reconcile) role runs it once per run, so that the machines already as declared need no
+    further task.
+  - The provision files are hashed on the controller, where they are, as M(puls.proxmox.pve_notes_hash) does.
+author:
+  - puls.proxmox contributors (@puls-proxmox)
+extends_documentation_fragment:
+  - puls.proxmox.attributes
+  - puls.proxmox.attributes.action
+  - puls.proxmox.connection
+  - puls.proxmox.connection.action_group
+attributes:
+  check_mode:
+    support: full
+    details: It changes nothing in either mode.
+  diff_mode:
+    support: none
+  action:
+    support: full
+options:
+  machines:
+    description:
+      - The declared machines.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      host:
+        description:
+          - The machine's name in the result, such as its inventory host.
+        type: str
+        required: true
+      vm:
+        description:
+          - The options M(puls.proxmox.pve_vm) would be given for the machine, as a dictionary.
+          - They are checked as M(puls.proxmox.pve_vm) checks them. A machine with an option it would refuse is not
+            as declared.
+        type: dict
+        required: true
+      provision:
+        description:
+          - The machine's provision files, as M(puls.proxmox.pve_notes_hash) takes them.
+        type: dict
+        suboptions:
+          files:
+            description:
+              - The provision files in the order they run.
+            type: list
+            elements: str
+            default: []
+          force:
+            description:
+              - Every file is pending, so the machine is never as declared.
+            type: bool
+            default: false
+          hash_mode:
+            description:
+              - As M(puls.proxmox.pve_notes_hash)'s O(puls.proxmox.pve_notes_hash#module:hash_mode).
+            type: str
+            choices: [closure, file]
+            default: closure
+          hash_include:
+            description:
+              - As M(puls.proxmox.pve_notes_hash)'s O(puls.proxmox.pve_notes_hash#module:hash_include).
+            type: list
+            elements: path
+            default: []
+          base_dir:
+            description:
+              - The directory relative provision paths start from. Default is the playbook's directory.
+            type: path
+          hashes:
+            description:
+              - The hash of each file. Leave it unset, and the action plugin computes them on the controller.
+            type: dict
+      replace:
+        description:
+          - The name of the machine this one replaces. While a VM of that name exists, the machine is not as declared.
+        type: str
+notes:
+  - The result never holds the values of M(puls.proxmox.pve_vm)'s secret options, such as C(ci_password) and
+    C(user_data).
+seealso:
+  - module: puls.proxmox.pve_vm
+  - module: puls.proxmox.pve_notes_hash
+'''
+
+EXAMPLES = r'''
+- name: Which web servers need no work?
+  puls.proxmox.pve_fleet_info:
+    machines:
+      - host: web1
+        vm: {name: web1, image: ubuntu-24.04-cloud, cores: 2, memory: 2048, ip: 10.20.0.11/24, gateway: 10.20.0.1}
+        provision: {files: [playbooks/web.yml]}
+      - host: web2
+        vm: {name: web2, image: ubuntu-24.04-cloud, cores: 2, memory: 2048, ip: 10.20.0.12/24, gateway: 10.20.0.1}
+        provision: {files: [playbooks/web.yml]}
+  register: fleet
+
+- name: Show them, and why the others need work
+  ansible.builtin.debug:
+    msg: "as declared: {{ fleet.as_declared }}; {{ fleet.machines | dict2items | rejectattr('value.as_declared')
+           | map(attribute='value.reason') | list }}"
+'''
+
+RETURN = r'''
+as_declared:
+  description: The hosts of the machines that are as declared.
+  returned: always
+  type: list
+  elements: str
+  sample: [web1]
+machines:
+  description: Each machine's outcome, by host.
+  returned: always
+  type: dict
+  sample:
+    web1: {as_declared: true, reason: '', vmid: 101, node: pve1, address: 10.20.0.11}
+    web2: {as_declared: false, reason: 'VM to converge: cores', vmid: 102, node: pve1, address: null}
+  contains:
+    as_declared:
+      description: Whether the machine needs no work.
+      type: bool
+    reason:
+      description: Why the machine is not as declared; for one that is, any warning about its address, else empty.
+      type: str
+    vmid:
+      description: The VMID of the machine's VM, or null when it has none yet.
+      type: int
+    node:
+      description: The node of the machine's VM, or null when it has none yet.
+      type: str
+    address:
+      description: The IPv4 address to reach a machine at that is as declared, as M(puls.proxmox.pve_vm) returns it; else null.
+      type: str
+'''
+
+from ansible_collections.puls.proxmox.plugins.module_utils._fleet import ARGUMENT_SPEC, check_fleet, fleet_result, prepare
+from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
+
+
+def main():
+    # no_log: the machines' pve_vm options may hold secrets, which must not reach the system log; the result masks them.
+    module = PveModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, no_log=True)
+    machines, refused, secrets = prepare(module.params['machines'])
+    module.ansible.no_log_values.update(secrets)
+    module.run(lambda: fleet_result({**refused, **check_fleet(module.client, machines)}))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,34 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""pve_fleet_info's preparation, before any request: pve_vm's own checks and defaults, and the secrets to mask."""
+
+from __future__ import annotations
+
+from ansible_collections.puls.proxmox.plugins.module_utils._fleet import MachineCheck, fleet_result, prepare
+
+
+def test_valid_options_get_pve_vms_defaults_and_their_secrets_are_listed():
+    machines = [{'host': 'web1', 'vm': {'name': 'web1', 'cores': '2', 'ci_password': 'pw-1', 'user_data': '#cloud-config\n'}},
+                {'host': 'web2', 'vm': {'name': 'web2'}}]
+    ready, refused, secrets = prepare(machines)
+    assert refused == {} and [machine['host'] for machine in ready] == ['web1', 'web2']
+    web1 = ready[0]['vm']
+    assert web1['cores'] == 2 and web1['apply_mode'] == 'report' and web1['owner_tag'] == 'puls-managed'
+    assert secrets == {'pw-1', '#cloud-config\n'}
+
+
+def test_options_pve_vm_would_refuse_make_the_machine_not_as_declared_with_pve_vms_message():
+    ready, refused, secrets = prepare([{'host': 'bad', 'vm': {'name': 'bad', 'cores': 'many', 'apply_mode': 'sometimes'}},
+                                       {'host': 'nameless', 'vm': {}}])
+    assert ready == [] and secrets == set()
+    assert set(refused) == {'bad', 'nameless'} and not any(check.as_declared for check in refused.values())
+    assert 'cores' in refused['bad'].reason and 'apply_mode' in refused['bad'].reason
+    assert 'name' in refused['nameless'].reason
+
+
+def test_the_result_lists_the_hosts_as_declared_in_order():
+    result = fleet_result({'b': MachineCheck(True, '', 101, 'pve1', '127.0.0.5'), 'a': MachineCheck(False, 'not created yet'),
+                           'c': MachineCheck(True, '', 103, 'pve2')})
+    assert result['as_declared'] == ['b', 'c'] and result['changed'] is False
+    assert result['machines']['a'] == {'as_declared': False, 'reason': 'not created yet', 'vmid': None, 'node': None,
+                                       'address': None}
