@@ -17,15 +17,14 @@ description:
 author:
   - puls.proxmox contributors (@puls-proxmox)
 extends_documentation_fragment:
+  - puls.proxmox.attributes
   - puls.proxmox.connection
   - puls.proxmox.connection.action_group
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
     details: It changes nothing in either mode.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: none
 options:
   names:

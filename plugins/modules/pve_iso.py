@@ -23,14 +23,13 @@ description:
 author:
   - puls.proxmox contributors (@puls-proxmox)
 extends_documentation_fragment:
+  - puls.proxmox.attributes
   - puls.proxmox.connection
   - puls.proxmox.connection.action_group
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
     details:
       - "The diff is C({node: {volid: record}}) before and after, where C(record) is the short hash of the declared source,

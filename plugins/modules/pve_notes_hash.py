@@ -28,19 +28,18 @@ description:
 author:
   - puls.proxmox contributors (@puls-proxmox)
 extends_documentation_fragment:
+  - puls.proxmox.attributes
+  - puls.proxmox.attributes.action
   - puls.proxmox.connection
   - puls.proxmox.connection.action_group
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
     details: A record in check mode reports the change and its diff and writes nothing.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
     details: O(state=applied) shows the Notes before and after.
   action:
-    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
     support: full
     details: The action plugin hashes the provision files on the controller; the module never reads them.
 options:
