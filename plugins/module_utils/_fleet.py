@@ -14,6 +14,9 @@ declared, any error while checking it included (an invalid option, a foreign VM 
 failure): the reconcile role then takes that machine the whole way, through pve_vm and the provisioning
 chain, which report such errors in full. So this pass can only spare work, never skip any.
 
+It also returns the listing's guests, as pve_guest_info lists them, so that one module run serves the role's
+checks of the whole inventory too.
+
 Requests: the listing; one config read per declared VM that exists; for a running VM in ``apply_mode:
 reboot``, also what waits for a restart (it can make a restart); for a VM addressed by DHCP, its guest
 agent. Nothing is written.
@@ -27,10 +30,12 @@ from dataclasses import asdict, dataclass
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._guests import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._notes_vm import NotesRequest, plan_notes
 from ansible_collections.puls.proxmox.plugins.module_utils._plan import find_vm, plan_vm
 from ansible_collections.puls.proxmox.plugins.module_utils._vm import Declared, Outcome, Vm, observe, reach_address
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC as VM_ARGUMENT_SPEC
+from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import DEFAULT_OWNER_TAG
 
 # pve_fleet_info's options (documented in the module); its action plugin validates with them too.
 ARGUMENT_SPEC = dict(
@@ -47,6 +52,7 @@ ARGUMENT_SPEC = dict(
         )),
         replace=dict(type='str'),
     )),
+    owner_tag=dict(type='str', default=DEFAULT_OWNER_TAG),
 )
 
 VM_OPTIONS = ArgumentSpecValidator(VM_ARGUMENT_SPEC)
@@ -92,9 +98,9 @@ def prepare(machines: list[Mapping]) -> tuple[list[dict], dict[str, MachineCheck
     return ready, refused, secrets
 
 
-def check_fleet(client, machines: list[Mapping]) -> dict[str, MachineCheck]:
+def check_fleet(client, machines: list[Mapping]) -> tuple[dict[str, MachineCheck], list[Mapping]]:
     """Each prepared machine (``host``, ``vm``: pve_vm's params, ``provision``: files, force and hashes, ``replace``)
-    checked against one listing of the cluster."""
+    checked against one listing of the cluster; and that listing."""
     resources = client.cluster_vms()
     checks = {}
     for machine in machines:
@@ -102,7 +108,7 @@ def check_fleet(client, machines: list[Mapping]) -> dict[str, MachineCheck]:
             checks[machine['host']] = _check(client, resources, machine)
         except (ValueError, PveApiError) as exc:
             checks[machine['host']] = not_as_declared(exc)
-    return checks
+    return checks, resources
 
 
 def not_as_declared(exc: Exception) -> MachineCheck:
@@ -141,7 +147,9 @@ def _check(client, resources, machine: Mapping) -> MachineCheck:
     return MachineCheck(True, '; '.join(outcome.warnings), vm.vmid, vm.node, address)
 
 
-def fleet_result(checks: Mapping[str, MachineCheck]) -> dict:
-    """The module's result: every machine's check, and the hosts as declared."""
+def fleet_result(checks: Mapping[str, MachineCheck], resources: list[Mapping], owner_tag: str) -> dict:
+    """The module's result: every machine's check, the hosts as declared, and the guests of the listing (as
+    pve_guest_info lists them), which the reconcile role's checks use."""
     return dict(changed=False, machines={host: asdict(check) for host, check in checks.items()},
-                as_declared=[host for host, check in checks.items() if check.as_declared])
+                as_declared=[host for host, check in checks.items() if check.as_declared],
+                guests=[describe(entry, owner_tag) for entry in sorted(resources, key=lambda item: int(item['vmid']))])

@@ -19,6 +19,7 @@ description:
   - A running VM whose pve_vm options hold C(apply_mode=reboot) also has its status, running config and cloud-init drive
     read, because what waits for a restart restarts it. A VM addressed by DHCP has its guest agent asked for its
     address.
+  - It also returns every guest of the listing, as M(puls.proxmox.pve_guest_info) lists them.
   - The C(puls.proxmox.reconcile) role runs it once per run, so that the machines already as declared need no
     further task.
   - The provision files are hashed on the controller, where they are, as M(puls.proxmox.pve_notes_hash) does.
@@ -97,6 +98,11 @@ options:
         description:
           - The name of the machine this one replaces. While a VM of that name exists, the machine is not as declared.
         type: str
+  owner_tag:
+    description:
+      - The tag that marks guests this collection manages, for RV(guests[].owned).
+    type: str
+    default: puls-managed
 notes:
   - The result never holds the values of M(puls.proxmox.pve_vm)'s secret options, such as C(ci_password) and
     C(user_data).
@@ -130,6 +136,40 @@ as_declared:
   type: list
   elements: str
   sample: [web1]
+guests:
+  description:
+    - The guests of the cluster, in VMID order, as M(puls.proxmox.pve_guest_info) returns them without O(puls.proxmox.pve_guest_info#module:details).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {vmid: 101, name: web1, node: pve1, type: qemu, status: running, template: false, tags: [puls-managed, web], owned: true}
+  contains:
+    vmid:
+      description: The guest's VMID.
+      type: int
+    name:
+      description: The guest's name.
+      type: str
+    node:
+      description: The node the guest is on.
+      type: str
+    type:
+      description: V(qemu) or V(lxc).
+      type: str
+    status:
+      description: The guest's power status, such as V(running) or V(stopped).
+      type: str
+    template:
+      description: Whether the guest is a template.
+      type: bool
+    tags:
+      description: The guest's tags, sorted.
+      type: list
+      elements: str
+    owned:
+      description: Whether the guest carries O(owner_tag).
+      type: bool
 machines:
   description: Each machine's outcome, by host.
   returned: always
@@ -164,7 +204,12 @@ def main():
     module = PveModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, no_log=True)
     machines, refused, secrets = prepare(module.params['machines'])
     module.ansible.no_log_values.update(secrets)
-    module.run(lambda: fleet_result({**refused, **check_fleet(module.client, machines)}))
+
+    def run():
+        checks, resources = check_fleet(module.client, machines)
+        return fleet_result({**refused, **checks}, resources, module.params['owner_tag'])
+
+    module.run(run)
 
 
 if __name__ == '__main__':

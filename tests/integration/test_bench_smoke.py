@@ -37,10 +37,9 @@ def test_zero_drift_counts_requests_modules_and_no_ssh_for_both_sides_and_fits_g
         # Converged: our run changes nothing and opens no SSH connection; the peer's update reports a change per VM.
         assert (ours['changed_tasks'], ours['ssh_connections'], ours['failed_tasks']) == (0, 0, 0)
         assert (peer['changed_tasks'], peer['ssh_connections'], peer['failed_tasks']) == (point['n'], 0, 0)
-        # Ours: one listing of the guests and one pass over the fleet, whatever the fleet's size; no module per VM.
-        assert ours['modules'] == {'puls.proxmox.pve_guest_info': 1, 'puls.proxmox.pve_fleet_info': 1}
-        # Two listings of the cluster, then one config read per VM.
-        assert ours['api_requests_by_path']['GET /api2/json/cluster/resources'] == 2
+        # Ours: one pass over the fleet, whatever its size: one listing of the cluster, then one config read per VM.
+        assert ours['modules'] == {'puls.proxmox.pve_fleet_info': 1}
+        assert ours['api_requests_by_path']['GET /api2/json/cluster/resources'] == 1
         assert ours['api_requests_by_path']['GET /api2/json/nodes/{node}/qemu/{vmid}/config'] == point['n']
         assert peer['modules'] == {'community.proxmox.proxmox_kvm': 3 * point['n']}
         for figures in (ours, peer):

@@ -26,9 +26,14 @@ def test_options_pve_vm_would_refuse_make_the_machine_not_as_declared_with_pve_v
     assert 'name' in refused['nameless'].reason
 
 
-def test_the_result_lists_the_hosts_as_declared_in_order():
+def test_the_result_lists_the_hosts_as_declared_in_order_and_the_guests_by_vmid():
+    listing = [{'vmid': 103, 'name': 'c', 'node': 'pve2', 'status': 'stopped', 'tags': 'puls-managed'},
+               {'vmid': 101, 'name': 'b', 'node': 'pve1', 'status': 'running', 'tags': 'web;puls-managed'},
+               {'vmid': 9000, 'name': 'base', 'node': 'pve1', 'status': 'stopped', 'template': 1}]
     result = fleet_result({'b': MachineCheck(True, '', 101, 'pve1', '127.0.0.5'), 'a': MachineCheck(False, 'not created yet'),
-                           'c': MachineCheck(True, '', 103, 'pve2')})
+                           'c': MachineCheck(True, '', 103, 'pve2')}, listing, 'puls-managed')
     assert result['as_declared'] == ['b', 'c'] and result['changed'] is False
+    assert [(guest['vmid'], guest['owned'], guest['template']) for guest in result['guests']] == [
+        (101, True, False), (103, True, False), (9000, False, True)]
     assert result['machines']['a'] == {'as_declared': False, 'reason': 'not created yet', 'vmid': None, 'node': None,
                                        'address': None}
