@@ -154,9 +154,15 @@ def test_a_rebuild_names_its_reason_retires_the_template_linked_clones_use_and_a
           ansible.builtin.command: sh -c 'echo "no space left for the web tier" >&2; exit 3'
           changed_when: true
         ''')
+    # The first destroy of the failed build ends in a task error: it is tried again, so no build VM stays behind
+    # for the next run to wait for.
+    lab.call(lambda: lab.pve.fail('DELETE', '/nodes/{node}/qemu/{vmid}', error='failed_remove_config_file', times=1))
     failed = bake(lab, tmp_path, 'failing', ok=False, **changed)
     message = role_result(failed, 'Fail with what went wrong')['msg']
     assert f'building template {NAME} failed' in message and 'no space left for the web tier' in message
+    assert 'its build VM is destroyed' in message
+    destroys = [request for request in lab.writes() if request.method == 'DELETE' and '/qemu/' in request.path]
+    assert len(destroys) == 2 and destroys[0].path == destroys[1].path, destroys
     after = guests(lab)
     assert f'{NAME}-build' not in after and after[NAME] == (new_vmid, config)
 
