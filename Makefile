@@ -17,18 +17,21 @@ PYTEST := $(BIN)/python -m pytest
 # test of the integration stage runs it too. BENCH_ARGS: bench/bench.py's options (--sizes 10,50,100 ...).
 PEER_VENV := bench/.peer-venv/.installed
 BENCH_ARGS ?=
+# CHAOS_ARGS: tests/chaos/campaign.py's options (--rounds 20 --seed 2026 --faults 4 --fleet demo ...).
+CHAOS_ARGS ?=
 
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(COLLECTIONS)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export NO_COLOR := 1
 
-.PHONY: help setup test sanity lint unit integration lab demo bench clean
+.PHONY: help setup test sanity lint unit integration lab demo bench chaos clean
 
 help:
 	@echo "make test   set up .venv and run every test stage (sanity, lint, unit, integration)"
 	@echo "make demo   set up, start the local Proxmox lab and show the collection against it"
 	@echo "make lab    run the local Proxmox lab in the foreground and print its PROXMOX_* settings"
 	@echo "make bench  benchmark a zero-drift reconcile, growth and parallel create against community.proxmox"
+	@echo "make chaos  reconcile the demo fleet through 20 rounds of injected faults and check the invariants"
 
 $(STAMP): tests/requirements.txt requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -80,6 +83,9 @@ $(PEER_VENV): bench/requirements-peer.txt
 
 bench: setup $(PEER_VENV)
 	@$(NETNS) $(BIN)/python bench/bench.py $(BENCH_ARGS)
+
+chaos: setup
+	@$(NETNS) $(BIN)/python tests/chaos/campaign.py $(CHAOS_ARGS)
 
 clean:
 	rm -rf .build .lab
