@@ -10,7 +10,8 @@ COLLECTIONS := .build/collections
 LINK := $(COLLECTIONS)/ansible_collections/puls/proxmox
 # ansible-test needs a real directory named ansible_collections/puls/proxmox (no symlink), outside
 # this git checkout (inside it, git would hide the copy as ignored and ansible-test would see no files).
-SANITY_ROOT := $(or $(TMPDIR),/tmp)/puls-proxmox-sanity-$(shell id -u)/ansible_collections/puls/proxmox
+# One copy per user and checkout: two checkouts testing at once must not share it.
+SANITY_ROOT := $(or $(TMPDIR),/tmp)/puls-proxmox-sanity-$(shell id -u)-$(shell printf %s '$(CURDIR)' | cksum | cut -d' ' -f1)/ansible_collections/puls/proxmox
 NETNS := hacking/netns-run
 PYTEST := $(BIN)/python -m pytest
 # The peer make bench compares with (community.proxmox from the ansible package) in its own venv; the bench smoke
@@ -53,11 +54,12 @@ sanity: setup
 	@cp hacking/get_pip_offline.py ~/.ansible/test/cache/get_pip_24_2.py
 	@rm -rf $(SANITY_ROOT) && mkdir -p $(SANITY_ROOT)
 	@git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C $(SANITY_ROOT)
-	@mkdir -p .build && cd $(SANITY_ROOT) && $(CURDIR)/$(BIN)/ansible-test sanity --venv --python 3.11 --color no 2>&1 \
-	    | tee $(CURDIR)/.build/sanity.log | grep -vE '^(Running sanity test|Read [0-9]+ sanity)' || true
+	@mkdir -p .build && cd $(SANITY_ROOT) && { $(CURDIR)/$(BIN)/ansible-test sanity --venv --python 3.11 --color no 2>&1; \
+	    echo "ansible-test exit status: $$?"; } | tee $(CURDIR)/.build/sanity.log | grep -vE '^(Running sanity test|Read [0-9]+ sanity)' || true
 	@ran=$$(grep -c '^Running sanity test' .build/sanity.log || true); \
 	 failed=$$(grep -cE '^ERROR: (The [0-9]+ sanity test|Found [0-9]+ )' .build/sanity.log || true); \
-	 echo "sanity: $$ran tests run, $$failed failed"; test "$$failed" = 0 && ! grep -q '^FATAL' .build/sanity.log
+	 echo "sanity: $$ran tests run, $$failed failed"; test "$$failed" = 0 && ! grep -q '^FATAL' .build/sanity.log \
+	 && grep -q '^ansible-test exit status: 0$$' .build/sanity.log
 
 lint: setup
 	@echo "== stage: ansible-lint (production profile)"

@@ -33,6 +33,7 @@ import ansible_runner
 import lab_vms
 import pytest
 import yaml
+from polling import wait_until
 from integration.test_tarball import build_tarball, install_tarball
 from unit.test_awx_credential_type import awx_inject, load_credential_type
 
@@ -261,12 +262,12 @@ def test_a_slice_waits_for_the_template_another_slice_builds_and_clones_it_once_
         return thread
 
     threads = [start_slice(0)]
-    assert wait_until(lambda: vms_named(lab, 'golden-build') or not threads[0].is_alive()), 'slice 1 never built'
+    assert wait_until(lambda: vms_named(lab, 'golden-build') or not threads[0].is_alive(), timeout=300), 'slice 1 never built'
     threads.append(start_slice(1))
     # Release the build once slice 2 has asked about the template twice (the runner writes each event as it happens).
     events = roots[1] / 'artifacts' / '2' / 'job_events'
     wait_until(lambda: len([event for event in events.glob('*.json') if '"runner_retry"' in event.read_text()]) >= 2
-               or not threads[1].is_alive())
+               or not threads[1].is_alive(), timeout=300)
     release.write_text('go')
     for thread in threads:
         thread.join(timeout=600)
@@ -280,13 +281,3 @@ def test_a_slice_waits_for_the_template_another_slice_builds_and_clones_it_once_
     # One clone of the lab's image (golden's build), then web1's clone of the finished template.
     clones = [request.path.rsplit('/qemu/', 1)[1] for request in lab.writes() if request.path.endswith('/clone')]
     assert clones == ['%s/clone' % TEMPLATE_VMID, '%s/clone' % golden['vmid']], clones
-
-
-def wait_until(condition, timeout=300):
-    """Poll condition until it holds (True) or timeout seconds pass (False); a bound, not a timing assertion."""
-    event = threading.Event()
-    for _attempt in range(int(timeout / 0.2)):
-        if condition():
-            return True
-        event.wait(0.2)
-    return False

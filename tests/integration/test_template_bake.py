@@ -20,6 +20,7 @@ import threading
 
 import lab_vms
 from playbooks import run_playbook
+from polling import wait_until
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _template
 
@@ -179,8 +180,8 @@ def test_a_second_run_waits_for_the_build_another_run_is_making_and_clones_nothi
     runner = threading.Thread(target=lambda: first.update(run=bake(lab, tmp_path, 'first')))
     runner.start()
     # The first run's build VM is up and provisioning (it is blocked in the playbook) before the second run starts.
-    _wait_until(lambda: not runner.is_alive() or any((lab.guest(vmid).home / 'marks').exists()
-                                                     for vmid, _config in guests(lab).values() if vmid != lab_vms.TEMPLATE))
+    wait_until(lambda: not runner.is_alive() or any((lab.guest(vmid).home / 'marks').exists()
+                                                    for vmid, _config in guests(lab).values() if vmid != lab_vms.TEMPLATE))
     assert runner.is_alive(), 'the first run ended before its build was held: %s' % first
     building = {vmid for vmid, config in guests(lab).values() if 'puls-building' in (config.get('tags') or '')}
     queries = len(_resource_reads(lab))
@@ -188,7 +189,7 @@ def test_a_second_run_waits_for_the_build_another_run_is_making_and_clones_nothi
     waiter = threading.Thread(target=lambda: second.update(run=bake(lab, tmp_path, 'second')))
     waiter.start()
     # The second run has asked (and found the build) at least twice: it is waiting, not building.
-    assert _wait_until(lambda: len(_resource_reads(lab)) >= queries + 3), 'the second run never asked about the template'
+    assert wait_until(lambda: len(_resource_reads(lab)) >= queries + 3), 'the second run never asked about the template'
     release.write_text('go')
     runner.join(300)
     waiter.join(300)
@@ -200,13 +201,3 @@ def test_a_second_run_waits_for_the_build_another_run_is_making_and_clones_nothi
 
 def _resource_reads(lab):
     return [request for request in lab.requests() if request.method == 'GET' and '/cluster/resources' in request.path]
-
-
-def _wait_until(condition, timeout=120):
-    """Poll condition until it holds (True) or timeout seconds pass (False); a bound, not a timing assertion."""
-    event = threading.Event()
-    for _attempt in range(int(timeout / 0.1)):
-        if condition():
-            return True
-        event.wait(0.1)
-    return False

@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl
 
 import lab_vms
 from playbooks import run_playbook
+from polling import wait_until
 
 SITE = '- import_playbook: puls.proxmox.site\n'
 NODE = 'pve1'
@@ -60,16 +61,6 @@ def pruned(run):
     return [record['result']['ansible_facts']['puls_plan']['name'] for record in run.results
             if record['task'].endswith('Record the plan') and record['status'] == 'ok'
             and record['result']['ansible_facts']['puls_plan']['actions'] == ['prune']]
-
-
-def wait_until(condition, timeout=120):
-    """Poll condition until it holds (True) or timeout seconds pass (False); a bound, not a timing assertion."""
-    event = threading.Event()
-    for _attempt in range(int(timeout / 0.1)):
-        if condition():
-            return True
-        event.wait(0.1)
-    return False
 
 
 def test_a_vm_waits_for_the_template_another_run_builds_clones_the_new_one_and_prune_takes_the_old_one_after_its_clone(
