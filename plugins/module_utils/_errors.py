@@ -38,6 +38,11 @@ _MISSING = re.compile(r'does not exist|\bno such\b', re.IGNORECASE)
 # A state answer ("VM 104 not running", "QEMU guest agent is not running"): asking again at once will not change it.
 _NOT_RUNNING = re.compile(r'\bnot running\b', re.IGNORECASE)
 _PERMISSION = re.compile(r'Permission check failed \((?P<path>/[^,)]*), (?P<privilege>[\w.]+)\)')
+# A write with a digest refused because the config changed since it was read: PVE::Tools::assert_if_modified's text,
+# and fakepve's (qemu-server's older update path). The writer reads again, merges, and writes again, a few times.
+_CONCURRENT_CHANGE = re.compile(r'detected modified configuration - file changed by other user'
+                                r'|checksum mis+match \(file change by other user')
+DIGEST_WRITE_ATTEMPTS = 5
 
 
 class PveApiError(Exception):
@@ -108,6 +113,11 @@ def transient_reason(status, message):
 def is_missing(message):
     """PVE said the object does not exist (a permanent answer, not worth a retry)."""
     return bool(_MISSING.search(message or ''))
+
+
+def is_concurrent_change(message):
+    """PVE refused a write made with a digest: someone changed the config since it was read."""
+    return bool(_CONCURRENT_CHANGE.search(message or ''))
 
 
 def is_permanent(message):

@@ -21,14 +21,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes
-from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import DIGEST_WRITE_ATTEMPTS, PveApiError, is_concurrent_change
 
 FILES_TAG = 'puls-files'
 # PVE::NodeConfig: the node's description holds at most 64 KiB.
 MAX_NODE_NOTES_LENGTH = 64 * 1024
-# PVE::Tools::assert_if_modified, when the digest sent is not the config's any more.
-_DIGEST_CHANGED = 'detected modified configuration'
-WRITE_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -93,5 +90,5 @@ def update_record(client, node: str, changes: Mapping[str, str | None]) -> bool:
                        % (', '.join(changes), node), idempotent=True, digest=notes.digest, **params)
             return True
         except PveApiError as exc:
-            if _DIGEST_CHANGED not in (exc.reason or '') or attempt >= WRITE_ATTEMPTS:
+            if not is_concurrent_change(exc.reason) or attempt >= DIGEST_WRITE_ATTEMPTS:
                 raise

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _provision_hash
-from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import DIGEST_WRITE_ATTEMPTS, PveApiError, is_concurrent_change
 from ansible_collections.puls.proxmox.plugins.module_utils._plan import find_vm
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import notes_needs, require
 
@@ -37,9 +37,6 @@ ARGUMENT_SPEC = dict(
 )
 REQUIRED_ONE_OF = [('name', 'vmid')]
 
-# PVE::Tools::assert_if_modified says the first; fakepve (and qemu-server's older update path) the second.
-_DIGEST_CHANGED = re.compile(r'detected modified configuration - file changed by other user|checksum mis+match \(file change by other user')
-WRITE_ATTEMPTS = 5
 _HASH = re.compile(r'[0-9a-f]+')
 
 
@@ -152,7 +149,7 @@ def write_notes(client, notes: VmNotes, request: NotesRequest) -> tuple[VmNotes,
                        **params)
             break
         except PveApiError as exc:
-            if not _DIGEST_CHANGED.search(exc.reason or '') or attempt >= WRITE_ATTEMPTS:
+            if not is_concurrent_change(exc.reason) or attempt >= DIGEST_WRITE_ATTEMPTS:
                 raise
         attempt += 1
         notes = read_notes(client, notes.node, notes.vmid)

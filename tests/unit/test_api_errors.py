@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import Credential
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import (
-    MASK, PveApiError, Redactor, describe_failure, is_missing, is_permanent, permission_hint, transient_reason, vmid_taken,
+    MASK, PveApiError, Redactor, describe_failure, is_concurrent_change, is_missing, is_permanent, permission_hint, transient_reason, vmid_taken,
 )
 
 TICKET = 'PVE:root@pam:6B0CCF68::aGVsbG8gd29ybGQgdGhpcyBpcyBhIHNpZ25hdHVyZQ=='
@@ -84,6 +84,13 @@ def test_missing_objects_and_stopped_guests_are_permanent_answers():
     assert is_permanent('QEMU guest agent is not running') and is_permanent('VM 104 not running')
     assert is_permanent("Configuration file 'nodes/pve1/qemu-server/104.conf' does not exist")
     assert not is_permanent('internal error')
+
+
+def test_a_write_refused_for_a_stale_digest_is_told_apart_from_other_refusals():
+    assert is_concurrent_change('detected modified configuration - file changed by other user')
+    assert is_concurrent_change('update VM 104: checksum missmatch (file change by other user?)')
+    assert not is_concurrent_change("can't lock file '/var/lock/qemu-server/lock-104.conf' - got timeout")
+    assert not is_concurrent_change(None)
 
 
 def test_permission_hint_for_a_user_and_for_unparsed_text():

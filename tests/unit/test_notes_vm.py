@@ -9,10 +9,8 @@ import hashlib
 
 import pytest
 
-from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
-from ansible_collections.puls.proxmox.plugins.module_utils._notes_vm import (
-    WRITE_ATTEMPTS, NotesError, NotesRequest, plan_notes, reconcile,
-)
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import DIGEST_WRITE_ATTEMPTS, PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._notes_vm import NotesError, NotesRequest, plan_notes, reconcile
 
 BASE, WEB, DB = 'play/base.yml', 'play/web.yml', 'db.sh'
 HASHES = {BASE: 'aaaaaaaaaaaa', WEB: 'bbbbbbbbbbbb', DB: 'cccccccccccc'}
@@ -147,7 +145,7 @@ def test_notes_that_keep_changing_fail_after_a_few_attempts_with_pves_message():
     client.before_put = lambda vm: vm.config.update(description=vm.config['description'] + '.')
     with pytest.raises(PveApiError, match='file changed by other user'):
         reconcile(client, request('applied', record=[BASE]))
-    assert len(client.puts) == WRITE_ATTEMPTS
+    assert len(client.puts) == DIGEST_WRITE_ATTEMPTS
 
 
 def test_another_refusal_is_not_retried():
