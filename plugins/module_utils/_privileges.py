@@ -22,7 +22,8 @@ holds it, propagating unless it is the path itself.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, grant_hint
@@ -86,6 +87,7 @@ def storage_path(volume_or_storage: str) -> str:
 def vm_needs(actions: Iterable[Any], vmid: int | None, source_config: Mapping[str, Any] | None = None) -> list[Need]:
     """The needs of pve_vm's plan actions (``_plan.Action``) on VM vmid (None: a VMID allocated by a clone or import);
     ``source_config`` is the clone source's config (its disks are copied by a full clone)."""
+    actions = list(actions)
     needs = []
     for action in actions:
         params, path = action.params, vm_path(vmid)
@@ -108,7 +110,19 @@ def vm_needs(actions: Iterable[Any], vmid: int | None, source_config: Mapping[st
             needs.append(need(f'to upload the seed ISO {params["volid"]}', 'Datastore.AllocateTemplate', storage_path(params['volid'])))
         elif action.kind == DELETE_VOLUME:
             needs.append(need(f'to delete {params["volid"]}', 'Datastore.Allocate', storage_path(params['volid'])))
-    return needs
+    pool = next((action.params.get('pool') for action in actions if action.kind in (CLONE, IMPORT)), None)
+    return [through_pool(item, vm_path(vmid), pool) for item in needs] if pool else needs
+
+
+def through_pool(item: Need, path: str, pool: str) -> Need:
+    """A need of a VM created in pool: PVE checks the privileges of a create on /vms/NEW or /pool/P (RPCEnvironment.pm
+    check_vm_perm with the pool), and a VM in a pool inherits the pool's ACLs (RPCEnvironment.pm permissions), so every
+    grant on the new VM's path may come from /pool/P instead."""
+    def pooled(option: tuple[Grant, ...]) -> tuple[Grant, ...]:
+        return tuple(Grant(grant.privilege, f'/pool/{pool}') if grant.path == path else grant for grant in option)
+    options = [item.grants, *item.instead]
+    extra = tuple(pooled(option) for option in options if pooled(option) != option and pooled(option) not in options)
+    return Need(item.purpose, item.grants, item.instead + extra) if extra else item
 
 
 def _allocate(purpose: str, vmid: int | None, pool: str | None) -> Need:
@@ -121,6 +135,9 @@ def _allocate(purpose: str, vmid: int | None, pool: str | None) -> Need:
 def _clone_needs(params: Mapping[str, Any], vmid: int | None, source_config: Mapping[str, Any]) -> list[Need]:
     purpose = f'to create VM {params["name"]} as a clone of {params["vmid"]}'
     needs = [need(purpose, 'VM.Clone', vm_path(params['vmid'])), _allocate(purpose, vmid, params.get('pool'))]
+    # clone_vm checks SDN.Use on the bridges of the source's NICs (qemu-server Qemu.pm clone_vm, check_bridge_access).
+    needs += [_bridge_need(key, value, f'{purpose}: its {key} is on') for key, value in sorted(source_config.items())
+              if key.startswith('net') and key[3:].isdigit()]
     if params.get('full'):
         # A full clone allocates a copy of each disk (not of a CD-ROM or the cloud-init drive) on its storage or `storage`.
         storages = {params['storage']} if params.get('storage') else {
@@ -162,7 +179,11 @@ def _drive_needs(key: str, value: Any, path: str) -> list[Need]:
     volume, props = parse_drive(value)
     target = storage_of(volume)
     if is_cloudinit_volume(volume):
-        return [need(f'to add the cloud-init drive {key}', 'Datastore.AllocateSpace', storage_path(target))] if target else []
+        # update_vm's check_drive_perms: a cloud-init drive takes both VM.Config.Cloudinit and VM.Config.CDROM.
+        needs = [Need(f'to add the cloud-init drive {key}', (Grant('VM.Config.Cloudinit', path), Grant('VM.Config.CDROM', path)))]
+        if target:
+            needs.append(need(f'to allocate the cloud-init drive {key} on {target}', 'Datastore.AllocateSpace', storage_path(target)))
+        return needs
     if props.get('media') == 'cdrom':
         return [need(f'to insert {volume} into {key}', 'VM.Config.CDROM', path)]
     needs = [need(f'to set disk {key}', 'VM.Config.Disk', path)]
@@ -170,19 +191,50 @@ def _drive_needs(key: str, value: Any, path: str) -> list[Need]:
     if target and (name.replace('.', '', 1).isdigit() or 'import-from' in props):
         needs.append(need(f'to allocate disk {key} on {target}', 'Datastore.AllocateSpace', storage_path(target)))
     if 'import-from' in props and storage_of(props['import-from']):
-        source = props['import-from']
-        needs.append(need(f'to read {source} for {key}', 'Datastore.Audit', storage_path(source),
-                          Grant('Datastore.AllocateSpace', storage_path(source))))
+        needs.append(_import_source_need(key, props['import-from']))
     return needs
 
 
-def _bridge_need(key: str, value: Any) -> Need:
-    """PVE 8+ checks SDN.Use on the bridge (a plain Linux bridge is in the zone localnetwork) and on its VLAN."""
+# An `images` volume names its owner VM: vm-N-..., base-N-... (a linked clone's base-B-disk-0/vm-N-disk-0 is N's).
+_IMAGE_OWNER = re.compile(r'(?:^|/)(?:vm|base)-(\d+)-[^/]*$')
+
+
+def owner_of_image(volume: str) -> int | None:
+    """The VMID owning an ``images`` volume (``local-lvm:vm-9017-disk-0``, ``local:9017/base-9017-disk-0.qcow2``); None
+    for a volume of another content type (``local:import/noble.qcow2``, ``local:iso/x.iso``)."""
+    name = volume.partition(':')[2]
+    if name.startswith(('import/', 'iso/', 'vztmpl/', 'snippets/', 'backup/')):
+        return None
+    found = _IMAGE_OWNER.search(name)
+    return int(found.group(1)) if found else None
+
+
+def _import_source_need(key: str, source: str) -> Need:
+    """qemu-server Qemu.pm check_storage_access: importing a VM's disk takes VM.Clone on that VM (it is copied as a clone
+    copies it); any other volume pve-storage's check_volume_access: Datastore.Allocate, or for an ``import``
+    volume Datastore.AllocateSpace or Datastore.Audit, on its storage."""
+    owner = owner_of_image(source)
+    if owner is not None:
+        return need(f'to import {source} (a disk of VM {owner}) into {key}', 'VM.Clone', vm_path(owner))
+    path = storage_path(source)
+    return need(f'to read {source} for {key}', 'Datastore.Audit', path, Grant('Datastore.AllocateSpace', path),
+                Grant('Datastore.Allocate', path))
+
+
+# The zone of a bridge, until the VNet list says which it is: ``require`` puts the VNet's zone in its place.
+ANY_ZONE = '*'
+# The zone PVE puts every plain Linux bridge in.
+LOCAL_ZONE = 'localnetwork'
+
+
+def _bridge_need(key: str, value: Any, purpose: str = '') -> Need:
+    """pve-guest-common GuestHelpers.pm check_vnet_access: SDN.Use on /sdn/zones/ZONE/BRIDGE, or with a VLAN tag on
+    /sdn/zones/ZONE/BRIDGE/TAG, where ZONE is the zone of the SDN VNet of that name, or ``localnetwork`` for a plain
+    bridge. The zone is resolved by ``require`` from the VNet list (``GET /cluster/sdn/vnets``)."""
     props = parse_net(value)
-    path = f'/sdn/zones/localnetwork/{props.get("bridge", "")}'
-    if props.get('tag'):
-        path += f'/{props["tag"]}'
-    return need(f'to connect {key} to {props.get("bridge")}', 'SDN.Use', path)
+    bridge = props.get('bridge', '')
+    path = f'/sdn/zones/{ANY_ZONE}/{bridge}' + (f'/{props["tag"]}' if props.get('tag') else '')
+    return need(f'{purpose} {bridge}' if purpose else f'to connect {key} to {bridge}', 'SDN.Use', path)
 
 
 def iso_needs(steps: Iterable[Any], storage: str, download: bool) -> list[Need]:
@@ -238,7 +290,12 @@ def conversion_needs(conversion: Any) -> list[Need]:
 # ---------------------------------------------------------------------------------------------- checking
 
 def holds(permissions: Mapping[str, Mapping[str, Any]], grant: Grant) -> bool:
-    """Whether the effective permissions (``GET /access/permissions``) give grant.privilege on grant.path."""
+    """Whether the effective permissions (``GET /access/permissions``) give grant.privilege on grant.path; a path with
+    ANY_ZONE is held when it is held in some zone the permissions name (or ``localnetwork``)."""
+    if f'/{ANY_ZONE}/' in grant.path:
+        prefix, _, rest = grant.path.partition(f'/{ANY_ZONE}/')
+        zones = {path.split('/')[3] for path in permissions if path.startswith(f'{prefix}/')} | {LOCAL_ZONE}
+        return any(holds(permissions, Grant(grant.privilege, f'{prefix}/{zone}/{rest}')) for zone in sorted(zones))
     path = grant.path
     while True:
         if path in permissions:
@@ -285,11 +342,46 @@ def read_permissions(client) -> dict[str, dict[str, Any]]:
     return client.get('/access/permissions', context='reading the permissions of the API credential') or {}
 
 
+def read_vnet_zones(client) -> dict[str, str] | None:
+    """{VNet: its zone} of the SDN VNets the credential may see (pve-network API2/Network/SDN/Vnets.pm index lists only
+    those with SDN.Audit or SDN.Allocate on /sdn/zones/ZONE/VNET); None when the list cannot be read (no SDN)."""
+    try:
+        vnets = client.get('/cluster/sdn/vnets', context='reading the SDN VNets') or []
+    except PveApiError:
+        return None
+    return {entry['vnet']: entry['zone'] for entry in vnets if entry.get('vnet') and entry.get('zone')}
+
+
+def in_zones(needs: list[Need], zones: Mapping[str, str] | None) -> list[Need]:
+    """The bridge needs with the zone resolved: a listed VNet's own zone. A bridge not listed is a plain Linux bridge
+    (zone localnetwork) or a VNet the credential may not see: localnetwork is asked for, and SDN.Use on that bridge in
+    any zone does as well, so the check is never stricter than PVE (which refuses a wrong zone itself)."""
+    def resolved(grant: Grant) -> Grant:
+        if f'/{ANY_ZONE}/' not in grant.path:
+            return grant
+        bridge = grant.path.split('/')[4]
+        return Grant(grant.privilege, grant.path.replace(f'/{ANY_ZONE}/', f'/{(zones or {}).get(bridge, LOCAL_ZONE)}/', 1))
+
+    result = []
+    for item in needs:
+        if not any(f'/{ANY_ZONE}/' in grant.path for option in (item.grants, *item.instead) for grant in option):
+            result.append(item)
+            continue
+        grants = tuple(resolved(grant) for grant in item.grants)
+        unlisted = [grant for grant in item.grants if f'/{ANY_ZONE}/' in grant.path and grant.path.split('/')[4] not in (zones or {})]
+        instead = tuple(tuple(resolved(grant) for grant in option) for option in item.instead)
+        result.append(replace(item, grants=grants, instead=instead + ((item.grants,) if unlisted else ())))
+    return result
+
+
 def require(client, needs: Iterable[Need], doing: str) -> None:
-    """Raise PveApiError naming every privilege of needs the client's credential lacks; one request, none without needs."""
+    """Raise PveApiError naming every privilege of needs the client's credential lacks; one request (two when a NIC's
+    bridge is set: the VNet list), none without needs."""
     needs = list(needs)
     if not needs:
         return
+    if any(f'/{ANY_ZONE}/' in grant.path for item in needs for grant in item.grants):
+        needs = in_zones(needs, read_vnet_zones(client))
     lacking = missing(read_permissions(client), needs)
     if lacking:
         raise PveApiError(refusal(doing, lacking, client.credential))

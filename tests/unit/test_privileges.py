@@ -38,7 +38,9 @@ def clone_plan(**declared):
 def test_a_full_clone_that_is_configured_and_started_needs_each_privilege_on_its_path():
     plan = clone_plan(vmid=100, cores=2, ip='10.0.0.5/24', gateway='10.0.0.1')
     needs = vm_needs(plan.actions, 100, TEMPLATE)
-    assert grants(needs) == [('Datastore.AllocateSpace', '/storage/local-lvm'), ('VM.Allocate', '/vms/100'), ('VM.Clone', '/vms/9017'),
+    # SDN.Use: clone_vm checks the bridge of the template's net0 (its zone is resolved from the VNet list by require).
+    assert grants(needs) == [('Datastore.AllocateSpace', '/storage/local-lvm'), ('SDN.Use', '/sdn/zones/*/vmbr0'),
+                             ('VM.Allocate', '/vms/100'), ('VM.Clone', '/vms/9017'),
                              ('VM.Config.CPU', '/vms/100'), ('VM.Config.Cloudinit', '/vms/100'), ('VM.Config.Cloudinit', '/vms/100'),
                              ('VM.Config.Options', '/vms/100'), ('VM.PowerMgmt', '/vms/100')]  # Options: the owner tag
     assert missing(EVERYTHING_ON_VMS, needs) == []
@@ -64,7 +66,7 @@ def test_config_keys_map_to_pves_privileges_and_a_new_disk_to_its_storage():
                                           'ide0': 'local:iso/x.iso,media=cdrom', 'scsi1': 'ceph:32'},
                                   'delete': ['sshkeys', 'ide3']})
     assert grants(vm_needs([change], 104)) == [
-        ('Datastore.AllocateSpace', '/storage/ceph'), ('SDN.Use', '/sdn/zones/localnetwork/vmbr1/20'), ('VM.Config.CDROM', '/vms/104'),
+        ('Datastore.AllocateSpace', '/storage/ceph'), ('SDN.Use', '/sdn/zones/*/vmbr1/20'), ('VM.Config.CDROM', '/vms/104'),
         ('VM.Config.Cloudinit', '/vms/104'), ('VM.Config.Disk', '/vms/104'), ('VM.Config.HWType', '/vms/104'),
         ('VM.Config.Memory', '/vms/104'), ('VM.Config.Network', '/vms/104'), ('VM.Config.Options', '/vms/104')]
     cloudinit = next(item for item in vm_needs([change], 104) if item.grants[0].privilege == 'VM.Config.Cloudinit')
@@ -110,8 +112,8 @@ def test_a_conversion_needs_power_config_cloudinit_template_and_the_previous_tem
                                  config={'scsi0': 'local-lvm:vm-120-disk-0'}, previous={'vmid': 110}, destroy_previous=True)
     assert grants(conversion_needs(conversion)) == [
         ('Datastore.Allocate', '/storage/local'), ('Datastore.AllocateSpace', '/storage/local-lvm'), ('VM.Allocate', '/vms/110'),
-        ('VM.Allocate', '/vms/120'), ('VM.Config.Cloudinit', '/vms/120'), ('VM.Config.Cloudinit', '/vms/120'),
-        ('VM.Config.Options', '/vms/110'), ('VM.Config.Options', '/vms/120'), ('VM.PowerMgmt', '/vms/120')]
+        ('VM.Allocate', '/vms/120'), ('VM.Config.CDROM', '/vms/120'), ('VM.Config.Cloudinit', '/vms/120'), ('VM.Config.Cloudinit', '/vms/120'),
+        ('VM.Config.Cloudinit', '/vms/120'), ('VM.Config.Options', '/vms/110'), ('VM.Config.Options', '/vms/120'), ('VM.PowerMgmt', '/vms/120')]
 
 
 class PermissionsClient:
@@ -149,4 +151,88 @@ def test_require_asks_nothing_when_the_plan_writes_nothing_and_passes_when_all_i
     require(client, [], 'nothing')
     assert client.calls == []
     require(client, notes_needs(100), 'recording')
+    assert client.calls == ['/access/permissions']
+
+
+POOL_ONLY = {'/pool/web': dict.fromkeys(('VM.Allocate', 'VM.Clone', 'VM.Config.CPU', 'VM.Config.Cloudinit', 'VM.Config.Memory',
+                                         'VM.Config.Network', 'VM.Config.Options', 'VM.PowerMgmt'), 1),
+             # the template is a member of the pool: PVE lists it with the pool's privileges (RPCEnvironment.pm)
+             '/vms/9017': {'VM.Clone': 1}, '/storage/local-lvm': {'Datastore.AllocateSpace': 1},
+             '/sdn/zones/localnetwork': {'SDN.Use': 1}}
+
+
+def test_every_need_of_a_new_vm_in_a_pool_is_met_by_the_pools_grants():
+    pooled = vm_needs(clone_plan(pool='web', cores=2, ip='10.0.0.5/24', gateway='10.0.0.1').actions, None, TEMPLATE)
+    assert missing(POOL_ONLY, pooled) == []
+    # The same token without the pool declared: the new VM is reached through /vms only.
+    alone = vm_needs(clone_plan(cores=2, ip='10.0.0.5/24', gateway='10.0.0.1').actions, None, TEMPLATE)
+    assert sorted({grant.privilege for _item, lacking in missing(POOL_ONLY, alone) for grant in lacking}) == [
+        'VM.Allocate', 'VM.Config.CPU', 'VM.Config.Cloudinit', 'VM.Config.Options', 'VM.PowerMgmt']
+
+
+def test_a_pool_grant_does_not_reach_an_existing_vm_outside_the_pool():
+    needs = vm_needs([Action('start', {})], 104)
+    assert missing(POOL_ONLY, needs) == [(needs[0], (Grant('VM.PowerMgmt', '/vms/104'),))]
+
+
+def test_a_cloud_init_drive_set_by_an_update_needs_cloudinit_and_cdrom():
+    needs = vm_needs([Action('configure', {'set': {'ide2': 'local-lvm:cloudinit'}, 'delete': []})], 104)
+    assert grants(needs) == [('Datastore.AllocateSpace', '/storage/local-lvm'), ('VM.Config.CDROM', '/vms/104'),
+                             ('VM.Config.Cloudinit', '/vms/104')]
+    assert missing({'/vms/104': {'VM.Config.Cloudinit': 1}, '/storage/local-lvm': {'Datastore.AllocateSpace': 1}}, needs)
+
+
+def test_importing_a_vms_disk_needs_vm_clone_on_its_owner_and_an_import_volume_read_access_to_its_storage():
+    def source_needs(source):
+        action = Action('import', {'node': 'pve1', 'config': {'name': 'web1', 'scsi0': f'local-lvm:0,import-from={source}'}})
+        return [item for item in vm_needs([action], None) if item.purpose.startswith(('to import', 'to read'))]
+    assert [item.grants for item in source_needs('local-lvm:base-9017-disk-0')] == [(Grant('VM.Clone', '/vms/9017'),)]
+    assert [item.grants for item in source_needs('local:9017/vm-9017-disk-0.qcow2')] == [(Grant('VM.Clone', '/vms/9017'),)]
+    (imported,) = source_needs('local:import/noble.qcow2')
+    assert imported.grants == (Grant('Datastore.Audit', '/storage/local'),)
+    for privilege in ('Datastore.Audit', 'Datastore.AllocateSpace', 'Datastore.Allocate'):
+        assert missing({'/storage/local': {privilege: 1}}, [imported]) == []
+
+
+class SdnClient(PermissionsClient):
+    def __init__(self, permissions, vnets):
+        super().__init__(permissions)
+        self.vnets = vnets
+
+    def get(self, path, context=None, **params):
+        self.calls.append(path)
+        if path == '/cluster/sdn/vnets':
+            if self.vnets is None:
+                raise PveApiError('GET /cluster/sdn/vnets: 501 Method not implemented')
+            return self.vnets
+        return self.permissions
+
+
+NIC = [Action('configure', {'set': {'net0': 'virtio,bridge=web,tag=20'}, 'delete': []})]
+
+
+def test_a_vnet_bridge_needs_sdn_use_in_the_vnets_own_zone():
+    vnets = [{'vnet': 'web', 'zone': 'dmz', 'type': 'vnet'}]
+    on_local = SdnClient({'/vms/104': {'VM.Config.Network': 1}, '/sdn/zones/localnetwork': {'SDN.Use': 1}}, vnets)
+    with pytest.raises(PveApiError) as refused:
+        require(on_local, vm_needs(NIC, 104), 'the plan for VM web1')
+    assert on_local.calls == ['/cluster/sdn/vnets', '/access/permissions']
+    assert 'Permission check failed (/sdn/zones/dmz/web/20, SDN.Use) to connect net0 to web' in str(refused.value)
+    assert 'grant SDN.Use on /sdn/zones/dmz/web/20' in str(refused.value)
+    require(SdnClient({'/vms/104': {'VM.Config.Network': 1}, '/sdn/zones/dmz': {'SDN.Use': 1}}, vnets), vm_needs(NIC, 104), 'plan')
+
+
+@pytest.mark.parametrize('vnets', [[], None], ids=['not listed', 'list unreadable'])
+def test_a_bridge_the_vnet_list_does_not_name_is_asked_in_localnetwork_or_any_zone(vnets):
+    with pytest.raises(PveApiError) as refused:
+        require(SdnClient({'/vms/104': {'VM.Config.Network': 1}}, vnets), vm_needs(NIC, 104), 'the plan for VM web1')
+    assert 'Permission check failed (/sdn/zones/localnetwork/web/20, SDN.Use)' in str(refused.value)
+    # A VNet the token may not list (no SDN.Audit): its grant in the VNet's zone is accepted, PVE judges the zone.
+    for granted in ('/sdn/zones/localnetwork/web', '/sdn/zones/dmz/web', '/sdn/zones/dmz', '/sdn'):
+        require(SdnClient({'/vms/104': {'VM.Config.Network': 1}, granted: {'SDN.Use': 1}}, vnets), vm_needs(NIC, 104), 'plan')
+
+
+def test_a_plan_without_a_nic_change_does_not_read_the_vnet_list():
+    client = SdnClient({'/vms/104': {'VM.Config.CPU': 1}}, [])
+    require(client, vm_needs([Action('configure', {'set': {'cores': 2}, 'delete': []})], 104), 'plan')
     assert client.calls == ['/access/permissions']
