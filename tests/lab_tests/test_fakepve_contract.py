@@ -18,6 +18,7 @@ HOST = '127.0.0.1'
 OVERRIDDEN = {
     '_apply_config': ['self', 'vm', 'user', 'p'],
     '_config_get': ['self', 'request'],
+    '_config_post': ['self', 'request'],
     '_download_url': ['self', 'request'],
     '_nodes': ['self', 'request'],
     '_qm_alloc': ['self', 'sid', 'vmid', 'fmt', 'size', 'linked_from'],
