@@ -58,3 +58,17 @@ def test_the_tokens_permissions_listing_shows_what_it_holds_in_effect(lab, api):
 def test_a_root_token_is_refused_by_the_helper(lab):
     with pytest.raises(ValueError, match='non-root user'):
         lab.call(lambda: lab.pve.add_api_token('root@pam', 'x', 'y', {}))
+
+
+def test_a_vm_in_a_pool_holds_the_pools_privileges_listed_as_not_propagating(lab, api):
+    api.data('POST', '/pools', poolid='web')
+    api.data('PUT', '/pools/web', vms='9017')
+    tokenid = lab.call(lambda: lab.pve.add_api_token('bob@pve', 'pool', 'pool-secret', {'/pool/web': ['VM.Audit', 'VM.Config.CPU'],
+                                                                                         '/vms': ['VM.Audit']}))
+    call = as_token(lab, tokenid, 'pool-secret')
+    assert call('PUT', CONFIG, cores=4)[0] == 200
+    assert call('PUT', '/nodes/pve1/qemu/9017/config', memory=4096) == (403, 'Permission check failed (/vms/9017, VM.Config.Memory)')
+    listed = api.data('GET', '/access/permissions', userid=tokenid)
+    # VM.Audit comes from /vms too (propagated); VM.Config.CPU only from the pool (RPCEnvironment.pm: never propagated).
+    assert listed['/vms/9017'] == {'VM.Audit': 1, 'VM.Config.CPU': 0}
+    assert listed['/pool/web'] == {'VM.Audit': 1, 'VM.Config.CPU': 1}

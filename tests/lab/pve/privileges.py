@@ -61,7 +61,7 @@ class PrivilegesMixin(object):
     async def _permissions(self, v, user):
         """GET /access/permissions as PVE answers it (RPCEnvironment get_effective_permissions): with `path`, the
         privileges held on that path; without, those held on the top-level paths, every ACL path and every pool
-        member, paths holding nothing left out. Every privilege propagates (the lab grants no other kind)."""
+        member, paths holding nothing left out."""
         who = v.get('userid') or user
         if self.acl is None or who.split('!')[0] == 'root@pam':
             return await super()._permissions(v, user)
@@ -73,4 +73,14 @@ class PrivilegesMixin(object):
             paths.update('/vms/{0}'.format(vmid) for ids in self.pools.values() for vmid in ids)
             paths.update('/storage/' + sid for meta in self.pool_info.values() for sid in meta['storage'])
         held = dict((path, [p for p in shapes.PRIVILEGES if self.allowed(who, path, p)]) for path in sorted(paths))
-        return dict((path, dict.fromkeys(privs, 1)) for path, privs in held.items() if privs)
+        return dict((path, dict((p, self._propagates(who, path, p)) for p in privs)) for path, privs in held.items() if privs)
+
+    def _propagates(self, who, path, priv):
+        """The propagate flag PVE reports (pve-access-control RPCEnvironment.pm, permissions): a privilege a guest or storage
+        holds only through its pool's ACL is "never set propagation for pool-derived ACLs" (0); the lab grants
+        every other ACL entry with propagation. A privsep token's flag is its and its user's, and-ed."""
+        owners = [who.split('!')[0]]
+        if '!' in who and self.token_privsep.get(who, False):
+            owners.append(who)
+        return int(all(any(priv in privs and (granted == '/' or path == granted or path.startswith(granted + '/'))
+                           for granted, privs in self.acl.get(owner, [])) for owner in owners))
