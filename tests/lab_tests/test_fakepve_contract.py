@@ -19,6 +19,9 @@ OVERRIDDEN = {
     '_apply_config': ['self', 'vm', 'user', 'p'],
     '_config_get': ['self', 'request'],
     '_config_post': ['self', 'request'],
+    '_do_shutdown': ['self', 'vm', 'user', 'p'],
+    '_do_start': ['self', 'vm', 'user', 'p'],
+    '_do_stop': ['self', 'vm', 'user', 'p'],
     '_download_url': ['self', 'request'],
     '_nodes': ['self', 'request'],
     '_qm_alloc': ['self', 'sid', 'vmid', 'fmt', 'size', 'linked_from'],
@@ -31,7 +34,7 @@ OVERRIDDEN = {
     'task': ['self', 'node', 'ttype', 'tid', 'user', 'body', 'vm', 'lock', 'log'],
 }
 # fakepve methods the lab calls.
-CALLED = ('_check_lock', '_complete', '_file_storage', '_need_file_storage', '_parse_volname', '_qm_free',
+CALLED = ('_check_lock', '_complete', '_file_storage', '_need_file_storage', '_need_running', '_parse_volname', '_powerdown', '_qm_free',
           '_qm_image_store', '_qm_taken', '_qm_volume', '_store', '_verify', '_vm', '_volume_path', '_volumes',
           'acquire', 'add_node', 'add_vm', 'find', 'need_quorum', 'pause', 'release', 'require', 'start', 'stop',
           'store_file', 'vm')

@@ -7,6 +7,7 @@ from fakepve import FakePve
 
 from .config import ConfigMixin
 from .disks import DisksMixin
+from .ha import HaMixin
 from .lifecycle import LifecycleMixin
 from .node_config import NodeConfigMixin
 from .nodes import NodesMixin
@@ -17,7 +18,7 @@ from .transfer import TransferMixin
 __all__ = ['LabPve']
 
 
-class LabPve(PrivilegesMixin, SdnMixin, ConfigMixin, DisksMixin, LifecycleMixin, TransferMixin, NodesMixin, NodeConfigMixin, FakePve):
+class LabPve(PrivilegesMixin, SdnMixin, HaMixin, ConfigMixin, DisksMixin, LifecycleMixin, TransferMixin, NodesMixin, NodeConfigMixin, FakePve):
     def __init__(self, host, served, clone_secs=5, **kwargs):
         super().__init__(host=host, **kwargs)
         # The lab's files.ServedFiles: the only source download-url fetches from.
