@@ -20,6 +20,8 @@ from __future__ import annotations
 import ipaddress
 import time
 import traceback
+from contextlib import contextmanager
+from dataclasses import replace
 
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError, parse_property_string
@@ -119,13 +121,18 @@ def first_agent_ipv4(interfaces):
 
 
 def agent_address(client, node, vmid, wait):
-    """(address, None) as the VM's guest agent reports it, asking until ``wait`` seconds have passed; else (None, its last answer)."""
+    """(address, None) as the VM's guest agent reports it, asking until ``wait`` seconds have passed; else (None, its last answer).
+
+    The wait is the caller's bound (``agent_timeout``): the client's own retries of a failed request (a hung agent's
+    ``got timeout`` is a 500 it would retry for minutes) are held to the time left, so the last request is the only one
+    that may end after the wait, when PVE gives up on the agent (qemu-server's QMP timeout, seconds)."""
     path = f'/nodes/{node}/qemu/{vmid}/agent/network-get-interfaces'
     deadline = time.monotonic() + wait
     delay = AGENT_FIRST_POLL
     while True:
         try:
-            answer = client.get(path, context=f'asking the guest agent of VM {vmid} for its addresses')
+            with _retries_within(client, deadline - time.monotonic()):
+                answer = client.get(path, context=f'asking the guest agent of VM {vmid} for its addresses')
         except PveApiError as exc:
             last = f'PVE answered: {exc.reason}'
         else:
@@ -138,3 +145,17 @@ def agent_address(client, node, vmid, wait):
             return None, last
         time.sleep(min(delay, remaining))
         delay = min(delay * 2, AGENT_MAX_POLL)
+
+
+@contextmanager
+def _retries_within(client, seconds):
+    """The client retrying a call only while ``seconds`` last (none when the wait is over)."""
+    policy = getattr(client, 'retry', None)
+    if policy is None:
+        yield
+        return
+    client.retry = replace(policy, budget=max(0.0, min(policy.budget, seconds)))
+    try:
+        yield
+    finally:
+        client.retry = policy

@@ -181,6 +181,20 @@ def tls_verify(validate_certs, ca_path):
     return True
 
 
+def upload_parts(filename, data, content, checksum=None):
+    """The multipart parts of a storage upload, in the only order PVE reads them.
+
+    pve-http-server (PVE/APIServer/AnyEvent.pm, file_upload_multipart) takes ``content``, then
+    ``checksum-algorithm``, then ``checksum``, then the file part named ``filename``, and refuses any other
+    order. requests writes ``files=`` parts in list order after its ``data=`` fields, so every part goes into
+    one list here and none into ``data``. The file part is typed (bugzilla 4344).
+    """
+    parts = [('content', (None, content))]
+    if checksum:
+        parts += [('checksum-algorithm', (None, checksum[0])), ('checksum', (None, checksum[1]))]
+    return parts + [('filename', (filename, data, 'application/octet-stream'))]
+
+
 class _Failure(Exception):
     """One failed HTTP exchange (or login), secrets already redacted. sent=False: PVE certainly did nothing."""
 
@@ -273,15 +287,13 @@ class PveClient:
         """Any method; see get, post, put and delete."""
         return self._call(method.upper(), api_path, params, context, idempotent)
 
-    def upload(self, api_path, /, *, filename, data, context=None, **params):
-        """POST a multipart upload (PVE's storage upload): data (bytes) as the file filename, params as form fields.
+    def upload(self, api_path, /, *, filename, data, content, checksum=None, context=None):
+        """POST a multipart upload (PVE's storage upload): data (bytes) as the file filename of content type content.
 
-        Returns what PVE answers (the upload's UPID). Sending the same file again is harmless (PVE replaces
-        the file), so it is retried like an idempotent write.
+        checksum is (algorithm, hex digest) or None. Returns what PVE answers (the upload's UPID). Sending the same
+        file again is harmless (PVE replaces the file), so it is retried like an idempotent write.
         """
-        # PVE wants the file part typed (bugzilla 4344) and after the other fields, as requests puts it.
-        files = {'filename': (filename, data, 'application/octet-stream')}
-        return self._call('POST', api_path, params, context, idempotent=True, files=files)
+        return self._call('POST', api_path, {}, context, idempotent=True, files=upload_parts(filename, data, content, checksum))
 
     # ------------------------------------------------------------------ tasks and waits
 

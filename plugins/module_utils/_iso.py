@@ -32,9 +32,10 @@ CHECKSUM_LENGTHS = {'md5': 32, 'sha1': 40, 'sha224': 56, 'sha256': 64, 'sha384':
 RECORD_LENGTH = 12
 
 # PVE::Storage's rules per content type (ISO_EXT_RE_0, VZTMPL_EXT_RE_1, UPLOAD_IMPORT_EXT_RE_1 minus .ova).
+# VZTMPL_EXT_RE_1 takes a plain .tar since pve-storage 9.0.15 (PVE 9); PVE 8 refuses it with "wrong file extension".
 _EXTENSIONS = {
     'iso': (re.compile(r'.+\.(?:iso|img)', re.IGNORECASE), '.iso or .img'),
-    'vztmpl': (re.compile(r'.+\.tar\.(?:gz|xz|zst|bz2)', re.IGNORECASE), '.tar.gz, .tar.xz, .tar.zst or .tar.bz2'),
+    'vztmpl': (re.compile(r'.+\.(?:tar|tar\.(?:gz|xz|zst|bz2))', re.IGNORECASE), '.tar, .tar.gz, .tar.xz, .tar.zst or .tar.bz2'),
     'import': (re.compile(r'.+\.(?:qcow2|raw|vmdk)'), '.qcow2, .raw or .vmdk'),
 }
 # PVE::Storage::normalize_content_filename replaces every other character with '_'.

@@ -14,8 +14,9 @@ import re
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 
-# PVE::Tools::download_file_from_url, when the downloaded file does not have the declared checksum.
-_CHECKSUM_MISMATCH = re.compile(r"checksum mismatch: got '(?P<got>[0-9a-fA-F]+)' != expect '(?P<expected>[0-9a-fA-F]+)'")
+# PVE::Tools::download_file_from_url (pve-common), when a file does not have the declared checksum: the downloaded
+# one (PVE removes its temporary file), or, ending in ", aborting", a file already at the name (PVE keeps it).
+_CHECKSUM_MISMATCH = re.compile(r"checksum mismatch: got '(?P<got>[0-9a-fA-F]+)' != expect '(?P<expected>[0-9a-fA-F]+)'(?P<aborting>, aborting)?")
 
 
 def file_volid(storage, content, filename):
@@ -42,9 +43,11 @@ def start_download(client, node, storage, filename, url, content, checksum=None,
 
 
 def wait_download(client, upid, node, storage, filename, url, content, task_timeout=DEFAULT_TASK_TIMEOUT):
-    """Wait for a download task and return the volid. A failed download leaves no file behind.
+    """Wait for a download task and return the volid.
 
-    A checksum mismatch fails with both checksums: the downloaded file's and the declared one.
+    A checksum mismatch fails with both checksums and deletes nothing: PVE has removed the file it downloaded,
+    and a file under the name (the ", aborting" variant: it was there before the download began) was made by
+    someone else, another run perhaps, and is theirs.
     """
     volid = file_volid(storage, content, filename)
     context = _download_context(node, storage, filename, url)
@@ -52,15 +55,18 @@ def wait_download(client, upid, node, storage, filename, url, content, task_time
         client.wait_task(upid, task_timeout, context)
     except PveApiError as exc:
         mismatch = _CHECKSUM_MISMATCH.search(exc.exitstatus or '')
-        if mismatch:
-            # PVE verifies a temporary file and removes it; whatever else is left under the name goes too.
-            if volid in list_volumes(client, node, storage, content):
-                delete_volume(client, node, volid, task_timeout)
-            raise PveApiError('%s failed: checksum mismatch: the file at the URL has checksum %s, the declared checksum is %s; '
-                              'nothing was stored. Check the checksum option against the URL'
-                              % (context, mismatch.group('got'), mismatch.group('expected')),
-                              reason=exc.reason, upid=exc.upid, exitstatus=exc.exitstatus, log=exc.log) from None
-        raise
+        if mismatch and mismatch.group('aborting'):
+            message = ('%s failed: %s appeared on the storage while this run was at work (another run or a person put it there), '
+                       'and its checksum %s is not the declared %s; nothing was downloaded and that file was left alone. '
+                       'Find out who stores %s, then delete it or declare its source' % (
+                           context, volid, mismatch.group('got'), mismatch.group('expected'), volid))
+        elif mismatch:
+            message = ('%s failed: checksum mismatch: the file at the URL has checksum %s, the declared checksum is %s; '
+                       'this run stored nothing. Check the checksum option against the URL'
+                       % (context, mismatch.group('got'), mismatch.group('expected')))
+        else:
+            raise
+        raise PveApiError(message, reason=exc.reason, upid=exc.upid, exitstatus=exc.exitstatus, log=exc.log) from None
     return volid
 
 
@@ -79,8 +85,8 @@ def upload_volume(client, node, storage, filename, data, content, task_timeout=D
     """
     volid = file_volid(storage, content, filename)
     context = 'uploading %s (%d bytes) to storage %s of node %s' % (filename, len(data), storage, node)
-    upid = client.upload('/nodes/%s/storage/%s/upload' % (node, storage), filename=filename, data=data, context=context,
-                         content=content, checksum=hashlib.sha256(data).hexdigest(), **{'checksum-algorithm': 'sha256'})
+    upid = client.upload('/nodes/%s/storage/%s/upload' % (node, storage), filename=filename, data=data, content=content,
+                         checksum=('sha256', hashlib.sha256(data).hexdigest()), context=context)
     if upid:
         client.wait_task(upid, task_timeout, context)
     stored = list_volumes(client, node, storage, content).get(volid)

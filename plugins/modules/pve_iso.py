@@ -38,8 +38,9 @@ options:
   filename:
     description:
       - Name of the file on the storage, without a directory. For example V(noble.iso).
-      - It must fit the O(content) type. C(iso) files end in C(.iso) or C(.img). C(vztmpl) files end in C(.tar.gz),
-        C(.tar.xz), C(.tar.zst) or C(.tar.bz2). C(import) images end in C(.qcow2), C(.raw) or C(.vmdk).
+      - It must fit the O(content) type. C(iso) files end in C(.iso) or C(.img). C(vztmpl) files end in C(.tar),
+        C(.tar.gz), C(.tar.xz), C(.tar.zst) or C(.tar.bz2) (a plain C(.tar) needs Proxmox VE 9, whose pve-storage 9.0.15
+        or later takes it; Proxmox VE 8 refuses it). C(import) images end in C(.qcow2), C(.raw) or C(.vmdk).
       - An C(import) image named C(.img), such as Ubuntu's cloud images (qcow2 files), is saved as C(.qcow2), so that
         VMs can import it. RV(volid) has the final name.
       - Only letters, digits, C(_), C(.) and C(-) are allowed. Proxmox VE would rename any other character.

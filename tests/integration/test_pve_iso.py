@@ -11,10 +11,13 @@ from __future__ import annotations
 import collections
 import re
 import subprocess
+import threading
 
 import pytest
 import yaml
 from integration.playbooks import four_runs, run_playbook
+from integration.polling import wait_until
+from integration.uploads import assert_pve_ordered_upload
 
 from ansible_collections.puls.proxmox.plugins.modules import pve_iso
 from lab import images
@@ -179,6 +182,51 @@ def test_a_checksum_mismatch_fails_with_both_checksums_and_leaves_no_file(lab, t
     listing = lab.call(lambda: lab.pve._volumes('local'))
     assert 'iso/tools.iso' not in listing
     assert recorded(lab, 'pve1') == {}
+
+
+def test_uploads_captured_from_src_and_seed_runs_parse_with_pves_multipart_rules(lab, tmp_path):
+    src = tmp_path / 'src.iso'
+    src.write_bytes(images.iso('SRC', {'src.txt': b'src\n'}))
+    run = run_playbook(tmp_path, play(iso_task('src', node='pve1', filename='src.iso', src=str(src)),
+                                      iso_task('seed', node='pve1', filename='seed.iso', seed={'user_data': USER_DATA})), lab.env)
+    assert run.rc == 0, run.stdout
+    for volid in ('local:iso/src.iso', 'local:iso/seed.iso'):
+        assert_pve_ordered_upload(lab, volid)
+
+
+def test_a_plain_tar_container_template_is_downloaded_as_vztmpl(lab, tmp_path):
+    url, sums = lab.serve('alpine-3.22-default_20250617_amd64.tar', b'an uncompressed container template')
+    task = iso_task('tar', node='pve1', content='vztmpl', filename='alpine-3.22-default_20250617_amd64.tar', url=url,
+                    checksum='sha256:' + sums['sha256'])
+    run = run_playbook(tmp_path, play(task), lab.env)
+    assert run.rc == 0, run.stdout
+    assert run.one('tar')['volid'] == 'local:vztmpl/alpine-3.22-default_20250617_amd64.tar'
+    assert lab.volume_bytes('local:vztmpl/alpine-3.22-default_20250617_amd64.tar') == b'an uncompressed container template'
+
+
+@pytest.mark.lab(time_scale=1)
+def test_a_checksum_mismatch_never_deletes_a_file_another_run_stored_meanwhile(lab, tmp_path):
+    url, sums = lab.serve('tools.iso', TOOLS_ISO)  # a lab download takes 5 s at time_scale 1
+    wrong = 'f' * 64
+    task = iso_task('mismatch', node='pve1', filename='tools.iso', url=url, checksum='sha256:' + wrong)
+    runs = []
+    worker = threading.Thread(target=lambda: runs.append(run_playbook(tmp_path, play(task), lab.env)))
+    worker.start()
+    try:
+        assert wait_until(lambda: any(w.path.endswith('/download-url') for w in lab.writes()), timeout=60)
+
+        def another_run():  # stores the same name while this run's download is under way
+            lab.pve.store_file('local', 'tools.iso', 5, 'iso')
+            lab.pve.volume_data['local:iso/tools.iso'] = b'other'
+        lab.call(another_run)
+    finally:
+        worker.join()
+    [run] = runs
+    assert run.rc != 0
+    assert [w.method for w in lab.writes() if w.method == 'DELETE'] == []
+    assert lab.volume_bytes('local:iso/tools.iso') == b'other', "the other run's file is kept"
+    message = run.one('mismatch')['msg']
+    assert sums['sha256'] in message and wrong in message and 'this run stored nothing' in message
 
 
 def test_absent_deletes_on_each_node_forgets_the_record_and_keeps_the_human_notes(lab, tmp_path):

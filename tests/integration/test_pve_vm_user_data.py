@@ -15,6 +15,7 @@ import pytest
 from lab.images import qcow2
 from playbooks import four_runs, run_playbook
 from pve_vm_plays import TASK, cluster_vms, inventory, vm_env, vm_named, vm_play
+from uploads import assert_pve_ordered_upload
 
 TEMPLATE = 9017
 FIRST = '#cloud-config\npackages: [nginx]\nruncmd:\n  - echo first-user-data-secret\n'
@@ -50,6 +51,7 @@ def test_user_data_is_delivered_on_a_seed_iso_replaced_when_it_changes_and_delet
     data = lab.volume_bytes(first_seed)
     assert FIRST.encode() in data and ('instance-id: iid-puls-%s' % found.group(1)).encode() in data
     assert b'local-hostname: ud-clone' in data
+    assert_pve_ordered_upload(lab, first_seed)  # the upload as the module sent it parses with PVE's multipart rules
     assert seed_of(lab, 'ud-import').startswith('local:iso/puls-seed-ud-import-')
     # PVE's own cloud-init drive is gone: a second NoCloud source would compete with the seed.
     for name, result in (('ud-clone', clone), ('ud-import', imported)):

@@ -1,7 +1,9 @@
 """download-url and upload behave as pve-storage's (API2/Storage/Status.pm, PVE::Tools::download_file_from_url),
-and the lab keeps every file's bytes."""
+uploads are read as pve-http-server reads them (PVE/APIServer/AnyEvent.pm, file_upload_multipart), and the lab
+keeps every file's bytes."""
 
 import pytest
+import requests
 import zstandard
 
 from lab import images
@@ -45,9 +47,26 @@ def test_an_existing_file_is_kept_unless_its_checksum_differs(api, lab):
     assert lab.volume_bytes('local:iso/tools.iso') == SEED_ISO
 
 
+@pytest.mark.lab(time_scale=0.2)
+def test_a_file_that_appears_during_a_download_is_not_compared_and_survives_its_mismatch(api, lab):
+    url, sums = lab.serve('tools.iso', SEED_ISO)
+    upid = api.data('POST', DOWNLOAD.format('local'), url=url, content='iso', filename='tools.iso', checksum='0' * 64,
+                    **{'checksum-algorithm': 'sha256'})
+
+    def another_run():
+        lab.pve.store_file('local', 'tools.iso', 5, 'iso')
+        lab.pve.volume_data['local:iso/tools.iso'] = b'other'
+    lab.call(another_run)
+    assert api.data('GET', '/nodes/pve1/tasks/{0}/status'.format(upid))['status'] == 'running'
+    status = api.wait(upid)
+    assert status['exitstatus'] == "checksum mismatch: got '{0}' != expect '{1}'".format(sums['sha256'], '0' * 64)
+    assert lab.volume_bytes('local:iso/tools.iso') == b'other'
+
+
 @pytest.mark.parametrize('content, filename, message', [
     ('iso', 'tools.qcow2', 'wrong file extension'),
-    ('vztmpl', 'debian.tar', 'wrong file extension'),
+    ('vztmpl', 'debian.tar.lz4', 'wrong file extension'),
+    ('vztmpl', 'debian.tgz', 'wrong file extension'),
     ('import', 'noble-server-cloudimg-amd64.img', 'invalid filename or wrong extension'),
 ])
 def test_the_file_name_must_fit_the_content_type(api, lab, content, filename, message):
@@ -55,6 +74,14 @@ def test_the_file_name_must_fit_the_content_type(api, lab, content, filename, me
     status, _message, errors = api.error('POST', DOWNLOAD.format('local'), url=url, content=content,
                                          filename=filename)
     assert (status, errors) == (400, {'filename': message})
+
+
+def test_a_plain_tar_is_a_container_template(api, lab):
+    url, _sums = lab.serve('debian-12-standard.tar', b'a tar archive')
+    for filename in ('debian-12-standard.tar', 'debian-12-standard.TAR', 'alpine.tar.xz'):
+        assert api.download(url, 'vztmpl', filename)['exitstatus'] == 'OK', filename
+    names = [item['volid'] for item in api.data('GET', '/nodes/pve1/storage/local/content', content='vztmpl')]
+    assert {'local:vztmpl/debian-12-standard.tar', 'local:vztmpl/alpine.tar.xz'} <= set(names)
 
 
 def test_the_file_name_is_normalized(api, lab):
@@ -104,6 +131,63 @@ def test_an_upload_is_kept(api, lab):
     assert response.status_code == 200, response.text
     assert api.wait(response.json()['data'])['exitstatus'] == 'OK'
     assert lab.volume_bytes('local:iso/seed.iso') == SEED_ISO
+
+
+def upload(api, lab, parts, storage='local'):
+    """POST a multipart body whose parts requests writes in list order: the response."""
+    return api.session.post(lab.url + '/api2/json/nodes/pve1/storage/{0}/upload'.format(storage), verify=lab.cafile,
+                            files=[(name, value if isinstance(value, tuple) else (None, value)) for name, value in parts])
+
+
+def test_upload_fields_in_pve_order_are_accepted(api, lab):
+    sums = checksums(SEED_ISO)
+    response = upload(api, lab, [('content', 'iso'), ('checksum-algorithm', 'sha256'), ('checksum', sums['sha256']),
+                                 ('filename', ('ordered.iso', SEED_ISO, 'application/octet-stream'))])
+    assert response.status_code == 200, response.text
+    assert api.wait(response.json()['data'])['exitstatus'] == 'OK'
+    assert lab.volume_bytes('local:iso/ordered.iso') == SEED_ISO
+
+
+@pytest.mark.parametrize('order', [
+    ('content', 'checksum', 'checksum-algorithm'),
+    ('checksum-algorithm', 'content', 'checksum'),
+    ('checksum-algorithm', 'checksum', 'content'),
+])
+def test_upload_fields_out_of_pve_order_are_refused_and_nothing_is_stored(api, lab, order):
+    # The field out of order is found further on, so its Content-Disposition spans a CRLF: AnyEvent.pm's response()
+    # turns the status text with a line break into a bare 400 Bad Request.
+    values = {'content': 'iso', 'checksum-algorithm': 'sha256', 'checksum': checksums(SEED_ISO)['sha256']}
+    response = upload(api, lab, [(name, values[name]) for name in order] +
+                      [('filename', ('unordered.iso', SEED_ISO, 'application/octet-stream'))])
+    assert (response.status_code, response.reason, response.content) == (400, 'Bad Request', b'')
+    assert 'local:iso/unordered.iso' not in isos(api)
+
+
+def test_upload_out_of_order_with_lf_line_ends_names_the_wrong_content_disposition(lab):
+    sha = checksums(SEED_ISO)['sha256']
+    body = ('--B\nContent-Disposition: form-data; name="checksum"\n\n{0}\n'
+            '--B\nContent-Disposition: form-data; name="checksum-algorithm"\n\nsha256\n'
+            '--B\nContent-Disposition: form-data; name="filename"; filename="lf.iso"\n\nISO\n--B--\n').format(sha)
+    response = requests.post(lab.url + '/api2/json/nodes/pve1/storage/local/upload', verify=lab.cafile, data=body,
+                             headers={'Content-Type': 'multipart/form-data; boundary=B',
+                                      'Authorization': 'PVEAPIToken={0}={1}'.format(lab.token_id, lab.token_secret)})
+    # The text before name="checksum-algorithm" spans lines; the status line keeps the first, the body all of it.
+    spanned = 'form-data; name="checksum"\n\n{0}\n--B\nContent-Disposition: form-data'.format(sha)
+    assert (response.status_code, response.reason) == (500, 'wrong Content-Disposition \'form-data; name="checksum"')
+    assert response.text == "wrong Content-Disposition '{0}' in multipart, expected 'form-data'\n".format(spanned)
+
+
+def test_upload_file_part_must_be_named_filename(api, lab):
+    response = upload(api, lab, [('content', 'iso'), ('file', ('seed.iso', SEED_ISO, 'application/octet-stream'))])
+    message = ("wrong field name 'file' for file upload, expected 'filename' at "
+               '/usr/share/perl5/PVE/APIServer/AnyEvent.pm line 1325.')
+    assert (response.status_code, response.reason, response.text) == (500, message, message + '\n')
+
+
+def test_upload_without_a_file_part_fails(api, lab):
+    response = upload(api, lab, [('content', 'iso')])
+    message = 'upload failed at /usr/share/perl5/PVE/APIServer/AnyEvent.pm line 1370.'
+    assert (response.status_code, response.reason) == (500, message)
 
 
 def test_volume_bytes_needs_a_file_the_lab_holds(lab):

@@ -67,6 +67,7 @@ def test_a_bad_checksum_is_refused_naming_the_option(text, problem):
     ('noble.IMG', 'import', 'noble.qcow2'),
     ('debian-12.raw', 'import', 'debian-12.raw'),
     ('debian-12-standard_12.7-1_amd64.tar.zst', 'vztmpl', 'debian-12-standard_12.7-1_amd64.tar.zst'),
+    ('alpine-3.22-default_20250617_amd64.tar', 'vztmpl', 'alpine-3.22-default_20250617_amd64.tar'),
 ])
 def test_the_stored_name_follows_pves_rules_and_an_import_img_becomes_qcow2(filename, content, stored):
     assert storage_filename(filename, content) == stored
@@ -79,7 +80,8 @@ def test_the_stored_name_follows_pves_rules_and_an_import_img_becomes_qcow2(file
     ('noble.qcow2', 'iso', 'must end in .iso or .img'),
     ('noble.iso', 'import', 'must end in .qcow2, .raw or .vmdk (an Ubuntu .img cloud image is a qcow2'),
     ('noble.QCOW2', 'import', 'must end in .qcow2, .raw or .vmdk'),
-    ('debian.tar', 'vztmpl', 'must end in .tar.gz, .tar.xz, .tar.zst or .tar.bz2'),
+    ('debian.tar.lz4', 'vztmpl', 'must end in .tar, .tar.gz, .tar.xz, .tar.zst or .tar.bz2'),
+    ('debian.tgz', 'vztmpl', 'must end in .tar, .tar.gz, .tar.xz, .tar.zst or .tar.bz2'),
     ('.iso', 'iso', 'must end in .iso or .img'),
     (' ', 'iso', 'must be the name of the file on the storage'),
 ])

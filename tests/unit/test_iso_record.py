@@ -113,12 +113,24 @@ class TaskStub:
         self.listed = []
 
 
-def test_a_checksum_mismatch_names_both_checksums_and_leaves_no_file():
+def test_a_checksum_mismatch_names_both_checksums_and_deletes_nothing():
+    # PVE removed its temporary file; a file listed under the name is another run's (it stored it meanwhile).
     stub = TaskStub("checksum mismatch: got 'aaaa' != expect 'bbbb'", listed=['local:iso/a.iso'])
     with pytest.raises(PveApiError) as raised:
         wait_download(stub, 'UPID:pve1:1:1:1:download:local:root@pam:', 'pve1', 'local', 'a.iso', 'https://x/a.iso', 'iso')
-    assert 'the file at the URL has checksum aaaa, the declared checksum is bbbb; nothing was stored' in str(raised.value)
-    assert stub.deleted == ['/nodes/pve1/storage/local/content/local:iso/a.iso']
+    assert 'the file at the URL has checksum aaaa, the declared checksum is bbbb; this run stored nothing' in str(raised.value)
+    assert stub.deleted == []
+
+
+def test_a_mismatch_of_a_file_already_there_keeps_it_and_says_so():
+    # PVE::Tools::download_file_from_url: the file was at the name before the download began (", aborting").
+    stub = TaskStub("checksum mismatch: got 'aaaa' != expect 'bbbb', aborting", listed=['local:iso/a.iso'])
+    with pytest.raises(PveApiError) as raised:
+        wait_download(stub, 'UPID:pve1:1:1:1:download:local:root@pam:', 'pve1', 'local', 'a.iso', 'https://x/a.iso', 'iso')
+    message = str(raised.value)
+    assert 'local:iso/a.iso appeared on the storage while this run was at work' in message
+    assert 'its checksum aaaa is not the declared bbbb; nothing was downloaded and that file was left alone' in message
+    assert stub.deleted == []
 
 
 def test_another_download_failure_is_passed_on_and_touches_nothing():

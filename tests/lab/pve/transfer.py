@@ -1,11 +1,13 @@
 """download-url and upload as pve-storage does them (PVE/API2/Storage/Status.pm; PVE::Tools::download_file_from_url),
-keeping every file's bytes. Downloads come from the lab's served files only."""
+keeping every file's bytes. Downloads come from the lab's served files only. An upload's multipart body is read
+as pve-http-server reads it (PVE/APIServer/AnyEvent.pm, file_upload_multipart): its fields in a fixed order."""
 
 import bz2
 import gzip
 import hashlib
 import re
 
+from aiohttp import web
 from fakepve.model import TaskError
 from fakepve.qemu import volume_ref
 from fakepve.routing import die, param_error, split_list
@@ -14,13 +16,21 @@ from fakepve.server import USER, ok, params
 # PVE::Storage's ISO_EXT_RE_0, VZTMPL_EXT_RE_1 and SAFE_CHAR_CLASS_RE + UPLOAD_IMPORT_EXT_RE_1.
 FILENAME_RULES = {
     'iso': (re.compile(r'[^/]+\.(?:iso|img)', re.I), 'wrong file extension'),
-    'vztmpl': (re.compile(r'[^/]+\.tar\.(?:gz|xz|zst|bz2)', re.I), 'wrong file extension'),
+    # VZTMPL_EXT_RE_1 takes a plain .tar too (pve-storage commit 0d392b2, libpve-storage-perl 9.0.15).
+    'vztmpl': (re.compile(r'[^/]+\.(?:tar(?!\.)|tar\.(?:gz|xz|zst|bz2))', re.I), 'wrong file extension'),
     'import': (re.compile(r'[a-zA-Z0-9\-.+=_]+\.(?:ova|qcow2|raw|vmdk)'), 'invalid filename or wrong extension'),
 }
 # PVE::Storage::Plugin KNOWN_COMPRESSION_FORMATS
 COMPRESSIONS = ('gz', 'lzo', 'zst', 'bz2')
 # PVE seconds a download takes.
 DOWNLOAD_SECS = 5
+# The form fields file_upload_multipart takes before the file part, in the only order it takes them.
+UPLOAD_FIELDS = ('content', 'checksum-algorithm', 'checksum')
+# Where Perl says a die without a newline happened: AnyEvent.pm as installed, and the lines of its dies.
+ANYEVENT_PM = '/usr/share/perl5/PVE/APIServer/AnyEvent.pm'
+WRONG_FIELD_LINE, UPLOAD_FAILED_LINE = 1325, 1370
+# How many raw upload bodies the lab keeps (lab.pve.upload_bodies), newest last.
+KEPT_UPLOAD_BODIES = 16
 
 
 def normalize_filename(name):
@@ -42,7 +52,89 @@ def decompress(data, method):
     raise TaskError('lab: {0} decompression is not supported'.format(method))
 
 
+class UploadRefused(Exception):
+    """A die inside file_upload_multipart: its text, as Perl makes it."""
+
+
+def _boundary(content_type):
+    """AnyEvent.pm parse_content_type: (media type, boundary or None)."""
+    media, *rest = re.split(r'\s*[;,]\s*', content_type or '')
+    for item in rest:
+        found = re.fullmatch(r'\s*boundary\s*=\s*(\S+?)\s*', item)
+        if found:
+            return media, found.group(1)
+    return media, None
+
+
+def parse_upload(content_type, body):
+    """The fields and file of a multipart upload body as pve-http-server reads it, or UploadRefused.
+
+    pve-http-server src/PVE/APIServer/AnyEvent.pm, file_upload_multipart: after the first delimiter it takes
+    `content`, then `checksum-algorithm`, then `checksum` (each only if present), each as the part right at the
+    front, then the file part, which must come next, be named `filename`, and have Content-Disposition as its
+    first header. A field out of this order is found further on by a lazy `.*?`, so the text before its name
+    is not 'form-data' and assert_form_disposition dies. Returns ({field: str}, data).
+    """
+    media, boundary = _boundary(content_type)
+    if media != 'multipart/form-data' or not boundary:
+        raise ValueError('not a multipart body: {0}'.format(content_type))
+    newline = rb'\r?\n'
+    delim = rb'--' + re.escape(boundary.encode()) + newline
+    close_delim = rb'--' + re.escape(boundary.encode()) + rb'--'
+    fields = {}
+
+    def form_data(disposition):
+        if disposition != b'form-data':  # assert_form_disposition
+            raise UploadRefused("wrong Content-Disposition '{0}' in multipart, expected 'form-data'\n".format(
+                disposition.decode('utf-8', 'replace')))
+
+    def until_data(buf):  # $remove_until_data: the part's remaining headers and the blank line
+        return re.sub(rb'^.*?(?:' + newline + rb'){2}', b'', buf, count=1, flags=re.S)
+
+    found = re.match(rb'^.*?(' + delim + rb')', body, re.S)  # phase 0
+    buf = body[found.start(1):] if found else None
+    if buf is not None:  # phase 1
+        for name in UPLOAD_FIELDS:  # $extract_form_disposition
+            found = re.match(rb'^' + delim + rb'.*?Content-Disposition: (.*?); name="' + name.encode() + rb'"(.*?'
+                             + delim + rb')', buf, re.S)
+            if found:
+                form_data(found.group(1))
+                buf = until_data(found.group(2) + buf[found.end():])
+                value = re.match(rb'^(.*?)(' + delim + rb')', buf, re.S)
+                if value:
+                    fields[name] = value.group(1).decode('utf-8', 'replace').strip()
+                    buf = buf[value.start(2):]
+        found = re.match(rb'^' + delim + rb'Content-Disposition: (.*?); name="(.*?)"; filename="([^"]+)"', buf, re.S)
+        if found:
+            form_data(found.group(1))
+            if found.group(2) != b'filename':
+                raise UploadRefused("wrong field name '{0}' for file upload, expected 'filename' at {1} line {2}.\n".format(
+                    found.group(2).decode('utf-8', 'replace'), ANYEVENT_PM, WRONG_FIELD_LINE))
+            fields['filename'] = found.group(3).decode('utf-8', 'replace').strip()
+            buf = until_data(buf[found.end():])
+            data = re.match(rb'^(.*?)(?:' + newline + rb')?+' + close_delim + rb'.*$', buf, re.S)  # phase 2
+            if data:
+                return fields, data.group(1)
+    # The whole body was read and phase 100 was never reached.
+    raise UploadRefused('upload failed at {0} line {1}.\n'.format(ANYEVENT_PM, UPLOAD_FAILED_LINE))
+
+
+def refused_upload(error):
+    """AnyEvent.pm's error() of a die in file_upload_multipart: 500 with the message as the status text and the body,
+    except that response() answers 400 Bad Request with no body when the message's first line holds a CR (as
+    requests' CRLF bodies make every out-of-order field's message)."""
+    message = re.match(r'^(.*)$', error, re.M).group(1)
+    if re.search(r'[\r\n]', message):
+        return web.Response(status=400, reason='Bad Request')
+    return web.Response(status=500, reason=message, body=error.encode())
+
+
 class TransferMixin(object):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # (Content-Type, raw body) of the latest uploads, as the client sent them.
+        self.upload_bodies = []
+
     def volume_bytes(self, volid):
         """The bytes of a stored file (uploaded or downloaded); KeyError if the lab holds none."""
         sid, name = volume_ref(volid)
@@ -53,6 +145,15 @@ class TransferMixin(object):
         return self.volume_data[volid]
 
     async def _upload(self, request):
+        body = await request.read()
+        content_type = request.headers.get('Content-Type', '')
+        self.upload_bodies = (self.upload_bodies + [(content_type, body)])[-KEPT_UPLOAD_BODIES:]
+        try:
+            parse_upload(content_type, body)
+        except UploadRefused as exc:
+            return refused_upload(str(exc))
+        except ValueError:
+            pass  # not multipart at all: fakepve refuses it
         response = await super()._upload(request)
         fields = self.uploaded  # fakepve keeps the form fields of the upload it just took
         volid = '{0}:{1}/{2}'.format(request.match_info['storage'], fields['content'], fields['filename'])
@@ -90,15 +191,17 @@ class TransferMixin(object):
                 raise TaskError("checksum mismatch: got '{0}' != expect '{1}'{2}".format(got, expected, suffix))
 
         async def body():
-            await self.pause(DOWNLOAD_SECS)
             if compression and content != 'iso':
                 raise TaskError('decompression not supported for {0}'.format(content))
             volid = '{0}:{1}'.format(storage, volname)
+            # PVE::Tools::download_file_from_url (pve-common) checks for an existing file first, then runs wget: a
+            # file that appears during the download is not compared, and a mismatch then leaves it alone.
             if volname in self._volumes(storage):
                 if not expected:
                     raise TaskError("refusing to override existing file '{0}'".format(path))
                 verify(self.volume_data.get(volid, b''), ', aborting')
                 return 'OK, got correct file already, no need to download'
+            await self.pause(DOWNLOAD_SECS)
             data = self.served.fetch(url)
             if data is None:
                 raise TaskError('download failed: {0} is not a file the lab serves (see lab.serve); the lab never '
