@@ -138,3 +138,80 @@ def test_a_net_device_without_a_mac_gets_a_new_random_one(api):
     assert re.fullmatch(r'virtio=[0-9A-F:]{17},bridge=vmbr1', changed) and mac not in changed
     api.data('PUT', CONFIG.format(120), net0='virtio={0},bridge=vmbr0'.format(mac))
     assert api.config(120)['net0'] == 'virtio={0},bridge=vmbr0'.format(mac)
+
+
+CLOUDINIT = '/nodes/pve1/qemu/{0}/cloudinit'
+STATIC_IP = 'ip=127.0.0.11/24,gw=127.0.0.1'
+
+
+def cloudinit_listing(api, vmid=130):
+    return {item['key']: item for item in api.data('GET', CLOUDINIT.format(vmid))}
+
+
+def test_cloudinit_lists_a_changed_ipconfig_name_or_net_of_a_running_vm_nowhere(api):
+    # qemu-server Qemu.pm cloudinit_pending lists old and new values only for $cloudinitoptions.
+    create(api, ide2='local-lvm:cloudinit', ciuser='old', ipconfig0='ip=dhcp', net0='virtio,bridge=vmbr0')
+    start(api)
+    api.data('PUT', CONFIG.format(130), ipconfig0=STATIC_IP, name='renamed', net0=api.config(130)['net0'] + ',tag=5',
+             ciuser='alice')
+    listing = cloudinit_listing(api)
+    assert listing['ciuser'] == {'key': 'ciuser', 'value': 'old', 'pending': 'alice'}
+    assert not {'ipconfig0', 'name', 'net0'} & set(listing)
+    assert api.config(130, current=1)['ipconfig0'] == STATIC_IP
+
+
+def test_cloudinit_lists_an_added_ipconfig_as_pending_and_a_removed_one_as_deleted(api):
+    create(api, vmid=130, ide2='local-lvm:cloudinit')
+    create(api, vmid=131, ide2='local-lvm:cloudinit', ipconfig0='ip=dhcp')
+    start(api, 130)
+    start(api, 131)
+    api.data('PUT', CONFIG.format(130), ipconfig0=STATIC_IP)
+    api.data('PUT', CONFIG.format(131), delete='ipconfig0')
+    assert cloudinit_listing(api, 130)['ipconfig0'] == {'key': 'ipconfig0', 'pending': STATIC_IP}
+    assert cloudinit_listing(api, 131)['ipconfig0'] == {'key': 'ipconfig0', 'delete': 1}
+
+
+def test_cloudinit_lists_nothing_pending_after_a_restart_or_for_a_stopped_vm(api):
+    # vmconfig_apply_pending (a stopped VM) records nothing; a start regenerates the drive and drops the record.
+    create(api, ide2='local-lvm:cloudinit', ciuser='old')
+    api.data('PUT', CONFIG.format(130), ciuser='alice')
+    assert cloudinit_listing(api)['ciuser'] == {'key': 'ciuser', 'value': 'alice'}
+    start(api)
+    api.data('PUT', CONFIG.format(130), ciuser='bob')
+    assert cloudinit_listing(api)['ciuser'] == {'key': 'ciuser', 'value': 'alice', 'pending': 'bob'}
+    api.data('PUT', CONFIG.format(130), ciuser='alice')  # back to what the drive holds
+    assert cloudinit_listing(api)['ciuser'] == {'key': 'ciuser', 'value': 'alice'}
+
+
+def test_a_bridge_or_vlan_change_applies_at_once_on_a_running_vm_even_without_network_hotplug(api):
+    # qemu-server QemuServer.pm vmconfig_update_net re-plugs the tap device for bridge, tag and firewall.
+    create(api, hotplug='0', net0='virtio,bridge=vmbr0')
+    start(api)
+    changed = api.config(130)['net0'].replace('bridge=vmbr0', 'bridge=vmbr1') + ',firewall=1,tag=42'
+    api.data('PUT', CONFIG.format(130), net0=changed)
+    assert api.config(130, current=1)['net0'] == changed
+    assert pending_keys(api) == set()
+
+
+def test_a_nic_model_change_waits_for_a_restart_without_network_hotplug(api):
+    create(api, vmid=130, hotplug='disk', net0='virtio,bridge=vmbr0')
+    create(api, vmid=131, net0='virtio,bridge=vmbr0')
+    start(api, 130)
+    start(api, 131)
+    for vmid in (130, 131):
+        api.data('PUT', CONFIG.format(vmid), net0=api.config(vmid)['net0'].replace('virtio=', 'e1000='))
+    assert pending_keys(api, 130) == {'net0'}
+    assert pending_keys(api, 131) == set()
+
+
+def test_memory_changes_at_once_only_with_memory_hotplug(api):
+    # qemu-server QemuServer.pm vmconfig_hotplug_pending: memory "skip"s unless hotplug has memory.
+    create(api, vmid=130, memory='2048', numa=1, hotplug='network,disk,memory')
+    create(api, vmid=131, memory='2048')
+    start(api, 130)
+    start(api, 131)
+    for vmid in (130, 131):
+        api.data('PUT', CONFIG.format(vmid), memory='4096')
+    assert str(api.config(130, current=1)['memory']) == '4096'
+    assert pending_keys(api, 130) == set()
+    assert pending_keys(api, 131) == {'memory'}

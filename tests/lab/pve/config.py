@@ -5,15 +5,21 @@ import re
 
 from fakepve import schema as pve_schema
 from fakepve.model import PveError
-from fakepve.qemu import DRIVE_KEY, with_mac
+from fakepve.qemu import DRIVE_KEY, NET_MODELS, with_mac
 from fakepve.routing import param_error, split_list
 from fakepve.server import ok, params
 
-from .cloudinit import is_cloudinit_key
+from .cloudinit import is_cloudinit_key, is_recorded_key, record_change
 
 CONFIG = '/nodes/{node}/qemu/{vmid}/config'
 # Qemu.pm vm_config: the password never leaves the node.
 PASSWORD_MASK = '**********'
+# qemu-server PVE/QemuServer.pm: the default of the hotplug option ('1' means it, '0' nothing; parse_hotplug_features).
+DEFAULT_HOTPLUG = 'network,disk,usb'
+# qemu-server PVE/QemuServer/Memory.pm $STATICMEM: qemu_memory_hotplug refuses less.
+STATIC_MEMORY = 1024
+# qemu-server PVE/QemuServer.pm vmconfig_update_net: a change of these needs the NIC unplugged (hotplug network).
+NET_REPLUG_PROPERTIES = ('model', 'macaddr', 'queues', 'mtu')
 
 
 @functools.lru_cache(maxsize=None)
@@ -108,12 +114,19 @@ class ConfigMixin(object):
                 raise param_error(delete="unknown option '{0}'".format(key))
         self._check_drive_deletes(vm, deletes)
 
-    @staticmethod
-    def _fastplug(vm, updates, deletes, before):
-        """What PVE applies to a running VM at once (QemuServer.pm vmconfig_hotplug_pending) differs from fakepve:
-        cloud-init options are fast-plug since qemu-server commit 71d9006b; agent is not."""
+    def _fastplug(self, vm, updates, deletes, before):
+        """What PVE applies to a running VM at once (qemu-server PVE/QemuServer.pm vmconfig_hotplug_pending) differs
+        from fakepve: cloud-init options are fast-plug since qemu-server commit 71d9006b; agent is not; a NIC's
+        bridge, tag, trunks, firewall, rate and link_down change live whatever hotplug says (vmconfig_update_net),
+        its model, MAC, queues or MTU, a new NIC and a removed one only with hotplug ``network``; memory changes
+        live with hotplug ``memory`` (Memory.pm qemu_memory_hotplug, from 1024 MiB up). The changes a running VM
+        takes of the keys PVE tracks for cloud-init are recorded for GET .../cloudinit ($cloudinit_record_changed),
+        and with hotplug ``cloudinit`` the drive is regenerated at once."""
+        features = hotplug_features(before.get('hotplug', '1'))
         for key in updates.keys() | set(deletes):
-            if is_cloudinit_key(key) and key in vm.pending:
+            if key not in vm.pending:
+                continue
+            if is_cloudinit_key(key) or self._hotplugs(key, vm.pending[key], before.get(key), features):
                 value = vm.pending.pop(key)
                 if value is None:
                     vm.config.pop(key, None)
@@ -123,3 +136,55 @@ class ConfigMixin(object):
             vm.pending['agent'] = vm.config.pop('agent')
             if 'agent' in before:
                 vm.config['agent'] = before['agent']
+        record = vm.__dict__.setdefault('cloudinit_record', {})
+        for key in sorted(updates.keys() | set(deletes)):
+            if is_recorded_key(key) and before.get(key) != vm.config.get(key):
+                record_change(record, key, before.get(key), vm.config.get(key))
+        if 'cloudinit' in features and record:
+            self.generate_cloudinit(vm)
+
+    @staticmethod
+    def _hotplugs(key, new, old, features):
+        """Whether vmconfig_hotplug_pending applies the change of ``key`` (``new`` None: a delete) to the running VM."""
+        if re.fullmatch(r'net\d+', key):
+            if new is None or old is None:
+                return 'network' in features
+            before, after = net_properties(old), net_properties(new)
+            replug = any(before.get(prop) != after.get(prop) for prop in NET_REPLUG_PROPERTIES)
+            return 'network' in features if replug or not (before.get('bridge') and after.get('bridge')) else True
+        if key == 'memory':
+            if 'memory' not in features:
+                return False
+            return new is None or int(parse_memory(new)) >= STATIC_MEMORY
+        return False
+
+
+def hotplug_features(value):
+    """qemu-server PVE/QemuServer.pm parse_hotplug_features: the features a hotplug value enables."""
+    text = str(value)
+    if text == '0':
+        return set()
+    return set(split_list(DEFAULT_HOTPLUG if text == '1' else text))
+
+
+def parse_memory(value):
+    """The MiB of a memory value, ``[current=]N`` (qemu-server PVE/QemuServer/Memory.pm parse_memory)."""
+    for part in str(value).split(','):
+        key, sep, val = part.partition('=')
+        if not sep:
+            return key
+        if key == 'current':
+            return val
+    return STATIC_MEMORY
+
+
+def net_properties(value):
+    """A netN value's properties (qemu-server Network.pm parse_net): the ``MODEL=MAC`` part as model and macaddr."""
+    props = {}
+    for part in str(value).split(','):
+        key, _sep, val = part.partition('=')
+        if key in NET_MODELS:
+            props['model'], props['macaddr'] = key, val.upper()
+        elif part:
+            props[key] = val
+    return props

@@ -9,7 +9,7 @@ from fakepve.model import PveError, TaskError
 from fakepve.qemu import drives_of, is_cdrom, join_drive, split_drive, volume_ref
 from fakepve.routing import die
 
-from .cloudinit import cloudinit_drive_key, cloudinit_values, drive_is_cloudinit
+from .cloudinit import cloudinit_drive_key, cloudinit_pending, cloudinit_values, drive_is_cloudinit
 from .config import PASSWORD_MASK, normalize
 
 CLOUDINIT = '/nodes/{node}/qemu/{vmid}/cloudinit'
@@ -95,9 +95,12 @@ class LifecycleMixin(object):
         return boot
 
     def generate_cloudinit(self, vm):
-        """Write the VM's cloud-init drive from its config, as a start or PUT .../cloudinit does."""
+        """Write the VM's cloud-init drive from its config, as a start or PUT .../cloudinit does; the record of
+        changes not yet on the drive goes (qemu-server PVE/QemuServer/Cloudinit.pm apply_cloudinit_config drops
+        the special section)."""
         if cloudinit_drive_key(vm.config):
             vm.cloudinit_drive = cloudinit_values(vm.config)
+        vm.cloudinit_record = {}
 
     def cloudinit_regenerated(self, vmid):
         """True if the VM's cloud-init drive holds its current cloud-init options (regenerated since the last
@@ -131,21 +134,8 @@ class LifecycleMixin(object):
         return None
 
     async def _lab_cloudinit_pending(self, v, user):
-        """What a regeneration would change: value is what the drive holds, pending the config's new value."""
+        """qemu-server PVE/API2/Qemu.pm cloudinit_pending: built from the config and the record of the changes a
+        running VM's config took since the drive was generated (``vm.cloudinit_record``, see cloudinit.py); a
+        stopped VM's changes are not recorded (vmconfig_apply_pending), so nothing of them is listed pending."""
         vm = self.find(v['node'], v['vmid'])
-        drive = getattr(vm, 'cloudinit_drive', None) or {}
-        config = cloudinit_values(vm.config)
-
-        def shown(key, value):
-            return PASSWORD_MASK if key == 'cipassword' else value
-        out = []
-        for key in sorted(set(drive) | set(config)):
-            item = {'key': key}
-            if key in drive:
-                item['value'] = shown(key, drive[key])
-            if key not in config:
-                item['delete'] = 1
-            elif config[key] != drive.get(key):
-                item['pending'] = shown(key, config[key])
-            out.append(item)
-        return out
+        return cloudinit_pending(vm.config, getattr(vm, 'cloudinit_record', None) or {}, PASSWORD_MASK)
