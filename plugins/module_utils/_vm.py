@@ -109,7 +109,9 @@ def reconcile_vm(client, params, check_mode=False):
     resources = client.cluster_vms()
     found = find_vm(resources, spec.name, spec.vmid)
     observed = observe(client, found) if found else None
-    creation = None if observed is not None or spec.state == 'absent' else plan_creation(client, spec, resources)
+    # Only a plan counts on images that an earlier task of the same run makes (pve_iso): a real run finds them made.
+    planned_images = (params.get('planned_images') or ()) if check_mode else ()
+    creation = None if observed is not None or spec.state == 'absent' else plan_creation(client, spec, resources, planned_images)
     plan = plan_vm(spec, observed, creation, declared.seed_volume)
 
     vm = Vm(observed.vmid, observed.node, spec.name) if observed else Vm(spec.vmid, creation and creation.node, spec.name)
@@ -155,8 +157,11 @@ def read_status(client, vm):
     return client.get(vm.path('/status/current'), context=f'reading the status of {vm}')
 
 
-def plan_creation(client, spec, resources):
-    """How the missing VM is made: its image resolved, the node chosen, the clone source's config read."""
+def plan_creation(client, spec, resources, planned_images=()):
+    """How the missing VM is made: its image resolved, the node chosen, the clone source's config read.
+
+    ``planned_images`` (check mode) lists the import volumes that the run makes before the VM, each with its nodes.
+    """
     source = resolve_image(spec.image, resources, spec.linked_clone)
     node_status = client.get('/nodes', context='listing the nodes of the cluster')
     if source.kind == CLONE:
@@ -164,7 +169,8 @@ def plan_creation(client, spec, resources):
         local = uses_local_storage(clone_volumes(source_config), shared_storages(client, source.node))
         node = choose_node(node_status, spec.node, spec.nodes, source.node, local, spec.linked_clone)
         return Creation(source, node, source_config)
-    holders = import_volume_nodes(client, source.volume, node_status, [spec.node] if spec.node else spec.nodes)
+    holders = import_volume_nodes(client, source.volume, node_status, [spec.node] if spec.node else spec.nodes,
+                                  planned_nodes(planned_images, source.volume))
     if spec.node and spec.node not in holders:
         raise SpecError('node', f'is {spec.node}, but image {source.volume} is not on that node (it is on {", ".join(holders)}); '
                                 'set node to one of those, or copy the image there')
@@ -176,8 +182,14 @@ def shared_storages(client, node):
             if as_bool(item.get('shared'))]
 
 
-def import_volume_nodes(client, volume, node_status, candidates):
-    """The online nodes (among candidates, or all) whose storage holds volume; SpecError naming image when none does."""
+def planned_nodes(planned_images, volume):
+    """The nodes that planned_images (pve_vm's option) say will hold volume once the run's earlier tasks made it."""
+    return {node for image in planned_images or () if image.get('volume') == volume for node in image.get('nodes') or ()}
+
+
+def import_volume_nodes(client, volume, node_status, candidates, planned=frozenset()):
+    """The online nodes (among candidates, or all) whose storage holds volume, or will (planned, in check mode); SpecError
+    naming image when none does."""
     storage = storage_of(volume)
     online = [item['node'] for item in node_status if item.get('status') == 'online']
     asked = [node for node in (candidates or online) if node in online]
@@ -186,6 +198,9 @@ def import_volume_nodes(client, volume, node_status, candidates):
         enabled = [item['storage'] for item in client.get(f'/nodes/{node}/storage', context=f'listing the storages of {node}')
                    if as_bool(item.get('active'), True)]
         if storage not in enabled:
+            continue
+        if node in planned:
+            holders.append(node)
             continue
         content = client.get(f'/nodes/{node}/storage/{storage}/content', context=f'listing storage {storage} on {node}')
         if any(item.get('volid') == volume for item in content):

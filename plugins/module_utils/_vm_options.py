@@ -49,4 +49,8 @@ ARGUMENT_SPEC = dict(
     shutdown_timeout=dict(type='int', default=DEFAULT_SHUTDOWN_TIMEOUT),
     timeout=dict(type='int', default=DEFAULT_TASK_TIMEOUT),
     agent_timeout=dict(type='int', default=DEFAULT_AGENT_TIMEOUT),
+    planned_images=dict(type='list', elements='dict', options=dict(
+        volume=dict(type='str', required=True),
+        nodes=dict(type='list', elements='str', required=True),
+    )),
 )

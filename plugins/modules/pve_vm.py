@@ -240,6 +240,25 @@ options:
       - No address is not an error; RV(address) is then null and a warning says why.
     type: int
     default: 120
+  planned_images:
+    description:
+      - Import volumes that an earlier task of the same run makes, typically P(puls.proxmox.pve_iso#module) downloading a
+        cloud image. Used in check mode only, where that task has made nothing yet.
+      - In check mode, a VM to be created whose O(image) is one of these volumes is planned as imported from it on the
+        listed nodes, instead of failing because the volume does not exist yet. A real run ignores this option and
+        finds the volume on the storage.
+    type: list
+    elements: dict
+    suboptions:
+      volume:
+        description: The volume ID, as P(puls.proxmox.pve_iso#module) returns it in RV(puls.proxmox.pve_iso#module:volid).
+        type: str
+        required: true
+      nodes:
+        description: The nodes whose storage will hold the volume.
+        type: list
+        elements: str
+        required: true
 seealso:
   - module: puls.proxmox.pve_iso
 notes:
