@@ -1,5 +1,5 @@
-"""The cluster every lab starts with: two nodes, local and local-lvm, the base template 9017, an API token
-and a random root password."""
+"""The cluster every lab starts with: two nodes, local and local-lvm, the shared NFS storage nfs-shared, the base
+template 9017, an API token and a random root password."""
 
 import secrets
 import time
@@ -16,6 +16,8 @@ TEMPLATE_NAME = 'ubuntu-24.04-cloud'
 TEMPLATE_DISK = 3584 * MIB  # the noble cloud image's virtual size
 # (total, used by the node itself): pve1 has the most free memory, so placement by free memory picks it.
 NODE_MEMORY = {'pve1': (64 * GIB, 12 * GIB), 'pve2': (64 * GIB, 40 * GIB)}
+# A storage every node reaches: the one placement across nodes can clone to.
+SHARED_STORAGE = 'nfs-shared'
 
 
 def seed(pve):
@@ -28,10 +30,18 @@ def seed(pve):
     pve.node_memory = dict(NODE_MEMORY)
     # A fresh PVE's local has no import content; the collection downloads cloud images as import.
     pve.storages['local']['content'] = 'iso,vztmpl,import,snippets'
+    pve.storages[SHARED_STORAGE] = _nfs_storage()
     secret = str(uuid.uuid4())
     pve.apitokens['{0}!{1}'.format(USER, TOKEN_NAME)] = secret
     _base_template(pve)
     return secret
+
+
+def _nfs_storage():
+    """An NFS export mounted on every node. pve-storage marks every nfs storage shared (Plugin.pm parse_config,
+    @SHARED_STORAGE); no `nodes` line means it is enabled on all nodes (Storage.pm storage_check_enabled)."""
+    return {'type': 'nfs', 'active': 1, 'shared': 1, 'content': 'images,iso,import,vztmpl', 'files': set(),
+            'server': '127.0.0.1', 'export': '/export/pve', 'path': '/mnt/pve/' + SHARED_STORAGE, 'options': 'vers=4.2'}
 
 
 def _base_template(pve):

@@ -11,6 +11,7 @@ from .ha import HaMixin
 from .lifecycle import LifecycleMixin
 from .node_config import NodeConfigMixin
 from .nodes import NodesMixin
+from .placement import PlacementMixin
 from .privileges import PrivilegesMixin
 from .sdn import SdnMixin
 from .transfer import TransferMixin
@@ -18,7 +19,7 @@ from .transfer import TransferMixin
 __all__ = ['LabPve']
 
 
-class LabPve(PrivilegesMixin, SdnMixin, HaMixin, ConfigMixin, DisksMixin, LifecycleMixin, TransferMixin, NodesMixin, NodeConfigMixin, FakePve):
+class LabPve(PrivilegesMixin, SdnMixin, HaMixin, ConfigMixin, DisksMixin, LifecycleMixin, PlacementMixin, TransferMixin, NodesMixin, NodeConfigMixin, FakePve):
     def __init__(self, host, served, clone_secs=5, **kwargs):
         super().__init__(host=host, **kwargs)
         # The lab's files.ServedFiles: the only source download-url fetches from.

@@ -7,10 +7,9 @@ qmclone (Qemu.pm clone_vm), qmstart and qmreboot (vm_start generates the cloud-i
 
 from fakepve.model import PveError, TaskError
 from fakepve.qemu import drives_of, is_cdrom, join_drive, split_drive, volume_ref
-from fakepve.routing import die
 
-from .cloudinit import cloudinit_drive_key, cloudinit_pending, cloudinit_values, drive_is_cloudinit
-from .config import PASSWORD_MASK, normalize
+from .cloudinit import cloudinit_drive_key, cloudinit_pending, cloudinit_values
+from .config import PASSWORD_MASK
 
 CLOUDINIT = '/nodes/{node}/qemu/{vmid}/cloudinit'
 # Tasks after which a VM may have powered on or off, or gone.
@@ -39,16 +38,7 @@ class LifecycleMixin(object):
 
     # ------------------------------------------------------------- clone
 
-    async def _qm_clone(self, v, user):
-        target = v.get('target')
-        if target and target not in (v['node'], 'localhost'):
-            source = self.find(v['node'], v['vmid'])
-            for key, volume, props in drives_of(source.config):
-                sid = volume_ref(volume)[0]
-                local = sid in self.storages and not self.storages[sid].get('shared')
-                if local and (drive_is_cloudinit(source.config[key]) or not is_cdrom(volume, props)):
-                    raise die("can't clone VM to node '{0}' (VM uses local storage)".format(target))
-        return await super()._qm_clone(normalize(v), user)
+    # A clone to another node: placement.py.
 
     def _cloning(self, body, source_vmid, new):
         """The new config is written inside the worker (so a duplicate id can fail there), locked 'clone' while
