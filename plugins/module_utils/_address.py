@@ -134,6 +134,11 @@ def agent_address(client, node, vmid, wait):
             with _retries_within(client, deadline - time.monotonic()):
                 answer = client.get(path, context=f'asking the guest agent of VM {vmid} for its addresses')
         except PveApiError as exc:
+            if exc.status == 403:
+                # Asking again will not help. qemu-server's agent calls take VM.GuestAgent.Audit (pve-access-control
+                # 9.0.2 and later); PVE 8 has no such privilege and takes VM.Monitor.
+                return None, (f'PVE refused: {(exc.reason or "").strip()}; grant VM.GuestAgent.Audit (PVE 9) or VM.Monitor (PVE 8) on '
+                              f'/vms/{vmid} to read the guest agent')
             last = f'PVE answered: {exc.reason}'
         else:
             address = first_agent_ipv4((answer or {}).get('result'))

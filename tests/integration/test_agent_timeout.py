@@ -34,3 +34,22 @@ def test_a_short_agent_timeout_ends_the_wait_on_a_hung_agent_with_a_warning_sayi
     assert 'guest agent reported none' in warning and 'got timeout' in warning, warning
     assert 'qemu-guest-agent is installed and running' in warning
     assert len(sent(lab, 'GET', AGENT)) - asked == 1
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_a_token_that_may_not_read_the_agent_is_told_which_privilege_at_once(lab, tmp_path):
+    from test_least_privilege import SECRET, TOKEN, USER, documented_grants
+
+    grants = documented_grants()
+    grants['/vms'] = grants['/vms'] - {'VM.GuestAgent.Audit'}
+    lab.call(lambda: lab.pve.add_api_token(USER, TOKEN, SECRET, grants))
+    env = vm_env(lab, tmp_path, PROXMOX_USER=USER, PROXMOX_TOKEN_NAME=TOKEN, PROXMOX_TOKEN_SECRET=SECRET)
+    vms = {'dhcp-web': {'image': TEMPLATE, 'state': 'started', 'agent_timeout': 600}}
+    run = run_playbook(tmp_path, vm_play(), env, inventory(vms))
+    result = run.one(TASK, 'dhcp-web')
+    assert run.rc == 0 and result['address'] is None
+    [warning] = result['warnings']
+    assert 'Permission check failed (/vms/{0}, VM.GuestAgent.Audit|VM.GuestAgent.Unrestricted); grant'.format(result['vmid']) in warning, warning
+    assert 'grant VM.GuestAgent.Audit (PVE 9) or VM.Monitor (PVE 8) on /vms/{0}'.format(result['vmid']) in warning
+    # Refused once: not asked again for the 600 s the agent would be waited for.
+    assert len(sent(lab, 'GET', AGENT)) == 1
