@@ -10,8 +10,10 @@ and the node for a create, and passes what it read in.
 
 Actions, as (kind, params), on the VM found or just created:
 - ``clone``: vmid, node (the source's), name, full, newid (the declared vmid; absent: allocate one),
-  target (only when another node), storage (full clones only), pool.
-- ``import``: node, newid, pool, config (the whole create config; ``scsi0`` is ``STORAGE:0,import-from=VOLUME``).
+  target (only when another node), storage (full clones only), pool; notes (the source's Notes) and owner_tag: the
+  clone is made with those Notes and its owner record (``_ownership``), written once the new VMID is known.
+- ``import``: node, newid, pool, config (the whole create config; ``scsi0`` is ``STORAGE:0,import-from=VOLUME``),
+  owner_tag: the create writes the owner record naming the new VMID.
 - ``configure``: set (key: value) and delete (keys), one config update.
 - ``resize``: disk, size (PVE form); ``verify_size`` when the current size was unknown while planning
   (after an import): the module reads it and asks ``grow_needed`` first.
@@ -32,6 +34,10 @@ Decisions:
   PVE to regenerate at the next start, so PVE keeps listing the change as pending and
   ``reboot_required`` stays true until that restart. A VM that is stopped, or is being stopped or
   restarted, gets its drive regenerated right after the config is written.
+- Ownership (``_ownership``): a VM is pve_vm's when it carries the owner tag and an owner record naming its own VMID.
+  One with the tag and no record (made by an earlier release) is managed too, and gets the record in the plan's config
+  write (``owner_record`` in the diff); one whose record names another VMID is a clone made outside the collection,
+  refused like a VM without the tag unless ``adopt``.
 - Placement and source (``image``, ``linked_clone``, ``node``, ``nodes``, ``vmid``, ``pool``,
   ``storage``) apply at creation only; an existing VM is neither moved nor re-cloned.
 - The diff holds only what is declared: the managed PVE keys (before = the config now, after = what
@@ -51,7 +57,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible_collections.puls.proxmox.plugins.module_utils import _ownership
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource
+from ansible_collections.puls.proxmox.plugins.module_utils._notes import NotesTooLongError
 from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
     CLOUDINIT_OPTIONS,
     DEFAULT_BRIDGE,
@@ -70,7 +78,6 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
     held_until_restart,
     is_cloudinit_key,
     is_seed_of,
-    normalize_tags,
     parse_drive,
     parse_net,
     same_value,
@@ -114,6 +121,7 @@ class Observed:
     config: Mapping[str, Any]
     current: Mapping[str, Any] | None = None
     cloudinit_pending: frozenset[str] = frozenset()
+    names: Mapping[int, str] = field(default_factory=dict)  # how a message names another guest, by VMID (optional)
 
     @property
     def running(self) -> bool:
@@ -205,13 +213,36 @@ def plan_vm(spec: VmSpec, observed: Observed | None = None, creation: Creation |
     return _plan_create(spec, creation, seed)
 
 
-def _check_ours(spec: VmSpec, observed: Observed) -> None:
+def _check_ours(spec: VmSpec, observed: Observed) -> str:
+    """The VM's ownership (``_ownership.state``), when pve_vm may act on it; SpecError saying why not, and what to do."""
     if observed.template:
         raise SpecError('name', f'{spec.name!r} is a template ({observed.vmid} on {observed.node}); pve_vm manages VMs: '
                                 'choose another name, and manage the template with pve_template')
-    if spec.owner_tag not in normalize_tags(observed.config.get('tags')) and not spec.adopt:
+    owner = _ownership.state(observed.config, observed.vmid, spec.owner_tag)
+    if owner == _ownership.FOREIGN and not spec.adopt:
         raise SpecError('name', f'{spec.name!r} is {observed.describe()}, which lacks the owner tag {spec.owner_tag!r}, so pve_vm '
                                 'did not create it; set adopt: true to take it over (the tag is then added), or choose another name')
+    if owner == _ownership.INHERITED and not spec.adopt:
+        recorded = _ownership.recorded_vmid(observed.config.get('description'), spec.owner_tag)
+        raise SpecError('name', _ownership.inherited_message(spec.name, observed.describe(), recorded,
+                                                             observed.names.get(recorded), spec.owner_tag))
+    return owner
+
+
+def _record_owner(spec: VmSpec, observed: Observed, owner: str, updates: dict[str, Any], before: dict[str, Any],
+                  after: dict[str, Any]) -> None:
+    """Write the owner record naming the VM's own VMID when it has none (a VM of an earlier release), another (adopt),
+    or none at all (adopt); in the same config write as the tags. The diff shows it as ``owner_record``."""
+    description = observed.config.get('description')
+    recorded = _ownership.recorded_vmid(description, spec.owner_tag)
+    if owner == _ownership.OWNED or recorded == observed.vmid:
+        return
+    try:
+        updates['description'] = _ownership.with_record(description, spec.owner_tag, observed.vmid)
+    except NotesTooLongError as exc:
+        raise SpecError('name', f'{observed.describe()} cannot take its owner record in its Notes: {exc}') from None
+    before['owner_record'] = _ownership.record_text(spec.owner_tag, recorded)
+    after['owner_record'] = _ownership.record_text(spec.owner_tag, observed.vmid)
 
 
 def _plan_absent(spec: VmSpec, observed: Observed | None) -> Plan:
@@ -234,11 +265,12 @@ def _plan_absent(spec: VmSpec, observed: Observed | None) -> Plan:
 
 
 def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
-    _check_ours(spec, observed)
+    owner = _check_ours(spec, observed)
     config = observed.config
     before: dict[str, Any] = {}
     after: dict[str, Any] = {}
     updates, deletions = _converge_config(spec, config, before, after)
+    _record_owner(spec, observed, owner, updates, before, after)
     drive_added = _add_cloudinit_drive(spec, config, updates, before, after)
     upload, replaced = _attach_seed(spec, seed, config, updates, deletions, before, after)
     resize = _resize(spec, config, before, after)
@@ -281,8 +313,10 @@ def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: di
     drive_added = _add_cloudinit_drive(spec, base, updates, discarded, after)
     upload, _nothing_replaced = _attach_seed(spec, seed, base, updates, deletions, discarded, after)
     resize = _resize(spec, base, discarded, after)
+    # The clone's Notes: the source's (clone_vm copies them), with the owner record naming the new VMID once it is known.
     clone = Action(CLONE, _given(vmid=source.vmid, node=source.node, name=spec.name, newid=spec.vmid, full=not spec.linked_clone,
-                                 target=creation.node if creation.node != source.node else None, storage=spec.storage, pool=spec.pool))
+                                 target=creation.node if creation.node != source.node else None, storage=spec.storage, pool=spec.pool,
+                                 notes=creation.source_config.get('description') or '', owner_tag=spec.owner_tag))
     ci_written = drive_added or any(is_cloudinit_key(key) for key in [*updates, *deletions])
     return [*upload, clone, *_write_actions(updates, deletions, resize, regenerate=ci_written)]
 
@@ -296,7 +330,7 @@ def _import_actions(spec: VmSpec, creation: Creation, seed: str | None, after: d
         # The imported image's size is known only after the import: the module checks it then (verify_size).
         after['disk_size'] = format_size(spec.disk_size)
         resize = Action(RESIZE, {'disk': 'scsi0', 'size': format_size(spec.disk_size), 'verify_size': True})
-    create = Action(IMPORT, _given(node=creation.node, newid=spec.vmid, pool=spec.pool, config=config))
+    create = Action(IMPORT, _given(node=creation.node, newid=spec.vmid, pool=spec.pool, config=config, owner_tag=spec.owner_tag))
     return [*upload, create, *_write_actions({}, [], resize, regenerate=any(is_cloudinit_key(key) for key in updates))]
 
 

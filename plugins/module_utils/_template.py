@@ -347,10 +347,6 @@ def is_retired_version(entry_name: str | None, tags: Any, name: str) -> bool:
     return RETIRED_TAG in normalize_tags(tags) and bool(re.fullmatch(pattern, entry_name or ''))
 
 
-def owned(tags: Any, owner_tag: str) -> bool:
-    return owner_tag in normalize_tags(tags)
-
-
 def protected(config: Mapping[str, Any]) -> bool:
     return as_bool(config.get('protection'))
 

@@ -9,7 +9,7 @@ any write.
 
 ``converted`` turns the build VM into the template, in this order: graceful shutdown (forced stop
 after ``shutdown_timeout``); one config write that deletes the build-time cloud-init settings, sets
-the Notes (provision block and spec block) and puts an empty cloud-init drive in place of a
+the Notes (provision block, spec block, and the owner record naming the template's own VMID) and puts an empty cloud-init drive in place of a
 user_data seed ISO; regeneration of the cloud-init drive, which is then empty of them; deletion of
 the build's own seed ISO; ``POST .../template``. Then the previous template of the same name, if
 any, is retired (renamed ``NAME-<hash>``, tagged ``puls-retired``), the new one takes the name and
@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _template
+from ansible_collections.puls.proxmox.plugins.module_utils import _ownership, _template
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._files_record import read_notes
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, resolve_image
@@ -127,10 +127,19 @@ def query(client, request, resources, found) -> dict:
 # ---------------------------------------------------------------------------------------------- retired
 
 def _check_owned(entry, config, request, doing):
-    if not _template.owned(config.get('tags'), request.owner_tag):
+    """Refuse a template that is not this collection's: without the owner tag, or with an owner record naming another
+    VMID (a clone of one of its templates, made and converted by hand). One with the tag and no record (made by an
+    earlier release) is named by the declaration, so it is managed (_ownership)."""
+    owner = _ownership.state(config, int(entry['vmid']), request.owner_tag)
+    if owner == _ownership.FOREIGN:
         raise SpecError('name', f'{doing} refused: {_template.describe(entry)} lacks the owner tag {request.owner_tag!r}, so it was '
                                 'not made by this collection; add the tag to it in PVE to let pve_template manage it, or correct '
                                 'name/vmid')
+    if owner == _ownership.INHERITED:
+        recorded = _ownership.recorded_vmid(config.get('description'), request.owner_tag)
+        raise SpecError('name', f'{doing} refused: {_template.describe(entry)} carries the owner tag {request.owner_tag!r} but an '
+                                f'owner record in its Notes naming VMID {recorded}, not its own: it was copied from a guest of this '
+                                'collection outside it; correct name/vmid, or remove it by hand')
 
 
 def retire(client, request, found, check_mode) -> dict:
@@ -272,6 +281,8 @@ def plan_conversion(client, request, resources, build, config, want) -> Conversi
         users = linked_clones(client, resources, int(previous['vmid']))
     try:
         notes = _template.template_notes(config.get('description'), want.entries, request.provision_hashes or {})
+        # The template's owner record names its own VMID: a clone of it inherits a record that is not its own.
+        notes = _ownership.with_record(notes, request.owner_tag, request.vmid)
     except NotesTooLongError as exc:
         raise SpecError('vmid', f'{request.vmid}: {exc}') from None
     status = read_status(client, Vm(request.vmid, build['node'], build.get('name') or ''))['status']

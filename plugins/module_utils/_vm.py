@@ -23,7 +23,7 @@ judged by the VM's state afterwards.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ansible_collections.puls.proxmox.plugins.module_utils._address import (
     agent_address, parse_dns_servers, resolve_dns, static_address,
@@ -32,12 +32,14 @@ from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_T
 from ansible_collections.puls.proxmox.plugins.module_utils._cidata import SeedIso, build_seed_iso, nocloud_seed
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, resolve_image
+from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, clone_volumes, uses_local_storage
 from ansible_collections.puls.proxmox.plugins.module_utils._plan import (
     CONFIGURE, DELETE_VOLUME, DESTROY, REGENERATE_CLOUDINIT, RESIZE, SHUTDOWN, START, UPLOAD_SEED, Creation, Observed, find_vm,
     plan_vm,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, vm_needs
+from ansible_collections.puls.proxmox.plugins.module_utils._template import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
     SpecError, VmSpec, as_bool, cloudinit_drive_key, disk_size, drive_volumes, grow_needed, is_cloudinit_volume, parse_property_string,
     parse_size, seed_volume, storage_of,
@@ -109,6 +111,9 @@ def reconcile_vm(client, params, check_mode=False):
     resources = client.cluster_vms()
     found = find_vm(resources, spec.name, spec.vmid)
     observed = observe(client, found) if found else None
+    if observed is not None:
+        # How a refusal of a clone made outside the collection names its source (_ownership).
+        observed = replace(observed, names={int(entry['vmid']): describe(entry) for entry in resources})
     # Only a plan counts on images that an earlier task of the same run makes (pve_iso): a real run finds them made.
     planned_images = (params.get('planned_images') or ()) if check_mode else ()
     creation = None if observed is not None or spec.state == 'absent' else plan_creation(client, spec, resources, planned_images)
@@ -252,25 +257,29 @@ class Execution:
         self.outcome.warnings.extend(f'{context}: {line}' for line in result.warnings)
         return result
 
-    def _create(self, create_path, newid, context, **params):
+    def _create(self, create_path, newid, context, owner_tag=None, notes='', **params):
         def send(vmid):
-            return self.client.create_vm(create_path, vmid, name=self.vm.name, task_timeout=self.timeout, context=context, **params)
+            # The owner record names the VMID this request asks for (_ownership): a clone's inherited one never does.
+            record = {} if owner_tag is None else {'description': with_record(notes, owner_tag, vmid)}
+            return self.client.create_vm(create_path, vmid, name=self.vm.name, task_timeout=self.timeout, context=context,
+                                         **params, **record)
         vmid, result = create_with_new_vmid(self.client, send, vmid=newid, task_timeout=self.timeout, context=context)
         self.outcome.warnings.extend(f'{context}: {line}' for line in result.warnings)
         return vmid
 
-    def clone(self, vmid, node, name, full, newid=None, target=None, storage=None, pool=None):
+    def clone(self, vmid, node, name, full, newid=None, target=None, storage=None, pool=None, notes='', owner_tag=None):
         context = f'cloning VM {vmid} on {node} as {name}'
-        self.vm.vmid = self._create(f'/nodes/{node}/qemu/{vmid}/clone', newid, context, full=full, target=target,
-                                    storage=storage, pool=pool)
+        self.vm.vmid = self._create(f'/nodes/{node}/qemu/{vmid}/clone', newid, context, owner_tag=owner_tag, notes=notes,
+                                    full=full, target=target, storage=storage, pool=pool)
         self.vm.node = target or node
         # A clone's config keeps "lock: clone" until its disks are copied (FIELD-NOTES A.2).
         self.client.wait_unlocked(self.vm.node, self.vm.vmid, self.timeout)
 
-    def create_by_import(self, node, config, newid=None, pool=None):
+    def create_by_import(self, node, config, newid=None, pool=None, owner_tag=None):
         settings = {key: value for key, value in config.items() if key != 'name'}
         self.vm.node = node
-        self.vm.vmid = self._create(f'/nodes/{node}/qemu', newid, f'creating VM {self.vm.name} on {node}', pool=pool, **settings)
+        self.vm.vmid = self._create(f'/nodes/{node}/qemu', newid, f'creating VM {self.vm.name} on {node}', owner_tag=owner_tag,
+                                    pool=pool, **settings)
         self.client.wait_unlocked(node, self.vm.vmid, self.timeout)
 
     def configure(self, **change):

@@ -10,6 +10,9 @@ short_description: List the guests of a Proxmox VE cluster, with ownership, prot
 version_added: 0.1.0
 description:
   - Lists the QEMU VMs, templates and containers of the cluster from one C(GET /cluster/resources), in VMID order.
+  - Ownership is the owner tag and an owner record in the guest's Notes naming its own VMID (a clone inherits the
+    tag and the Notes, but not a record naming it). The listing has no Notes, so the config of each listed guest that
+    carries O(owner_tag) is read for its record: one request per such guest.
   - With O(details=true) it also reads each listed guest's config for its protection flag, and finds the linked
     clones of each listed template. That takes one request per listed guest, and one per VM of the cluster for each
     listed template.
@@ -34,7 +37,8 @@ options:
     elements: str
   owned_only:
     description:
-      - List only the guests that carry O(owner_tag).
+      - List only the guests that carry O(owner_tag). Each says in RV(guests[].owned) and RV(guests[].ownership)
+        whether it really is owned.
     type: bool
     default: false
   owner_tag:
@@ -61,7 +65,11 @@ EXAMPLES = r'''
 
 - name: Show the protected ones
   ansible.builtin.debug:
-    msg: "{{ owned.guests | selectattr('protected') | map(attribute='name') | list }}"
+    msg: "{{ owned.guests | selectattr('owned') | selectattr('protected') | map(attribute='name') | list }}"
+
+- name: Show the guests an earlier release tagged, which have no owner record yet
+  ansible.builtin.debug:
+    msg: "{{ owned.guests | selectattr('ownership', 'equalto', 'legacy') | map(attribute='name') | list }}"
 
 - name: Where is web1?
   puls.proxmox.pve_guest_info:
@@ -105,14 +113,25 @@ guests:
       type: bool
       sample: false
     tags:
-      description: Its tags, lower-cased and sorted.
+      description: Its tags, lower-cased and sorted (compared ignoring case).
       type: list
       elements: str
       sample: [puls-managed, web]
     owned:
-      description: Whether it carries O(owner_tag).
+      description:
+        - Whether this collection owns it - it carries O(owner_tag) and its owner record names its own VMID (that is,
+          RV(guests[].ownership) is V(owned)).
       type: bool
       sample: true
+    ownership:
+      description:
+        - V(owned) (the owner tag, and the owner record naming its VMID); V(legacy) (the tag and no record - made by a
+          release before the record, or a clone of such a template; it is managed when declared, never pruned when not);
+          V(inherited) (the tag, with a record naming another VMID - a clone made outside this collection, never owned);
+          V(foreign) (no owner tag).
+      type: str
+      choices: [owned, legacy, inherited, foreign]
+      sample: owned
     protected:
       description: Whether PVE's protection flag is on.
       type: bool

@@ -47,7 +47,11 @@ CONVERGED = {
     'scsi0': 'local-lvm:vm-100-disk-0,iothread=1,size=32G', 'ide2': 'local-lvm:vm-100-cloudinit,media=cdrom',
     'net0': 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr1,firewall=1,tag=10', 'ipconfig0': 'ip=10.0.0.5/24,gw=10.0.0.1',
     'ciuser': 'ops', 'sshkeys': quote(f'{KEY}\n', safe=''), 'tags': 'puls-managed;web', 'onboot': 1,
+    'description': '[puls-owner: puls-managed=100]',  # the owner record naming the VM's own VMID
 }
+OWNED_NOTES = '[puls-owner: puls-managed=100]'
+# A clone is made with the source's Notes and the owner record of the new VMID (the template here has no Notes).
+OWNER_RECORD = {'notes': '', 'owner_tag': 'puls-managed'}
 DECLARED = {'name': 'web', 'cores': 2, 'memory': 2048, 'bridge': 'vmbr1', 'vlan': 10, 'ip': '10.0.0.5', 'ci_user': 'ops',
             'ssh_keys': [KEY], 'tags': ['web'], 'onboot': True, 'disk_size': '32G'}
 
@@ -69,7 +73,7 @@ def kinds(plan) -> list[str]:
 def test_create_by_clone_applies_declared_config_in_the_same_run():
     plan = plan_vm(spec(state='started', disk_size='40G', vmid=130), creation=Creation(TEMPLATE_SOURCE, 'pve1', TEMPLATE))
     assert kinds(plan) == [CLONE, CONFIGURE, RESIZE, REGENERATE_CLOUDINIT, START]
-    assert plan.actions[0].params == {'vmid': 9000, 'node': 'pve1', 'name': 'web', 'newid': 130, 'full': True}
+    assert plan.actions[0].params == {'vmid': 9000, 'node': 'pve1', 'name': 'web', 'newid': 130, 'full': True, **OWNER_RECORD}
     settings = plan.actions[1].params['set']
     assert settings['cores'] == 2 and settings['memory'] == 2048 and settings['ciuser'] == 'ops'
     assert settings['net0'] == 'virtio,bridge=vmbr1,firewall=1,tag=10'  # the template's MAC is not copied: PVE draws one
@@ -94,13 +98,13 @@ def test_template_values_already_as_declared_are_not_rewritten():
 
 def test_linked_clone_passes_neither_storage_nor_target():
     plan = plan_vm(spec(linked_clone=True), creation=Creation(TEMPLATE_SOURCE, 'pve1', TEMPLATE))
-    assert plan.actions[0].params == {'vmid': 9000, 'node': 'pve1', 'name': 'web', 'full': False}
+    assert plan.actions[0].params == {'vmid': 9000, 'node': 'pve1', 'name': 'web', 'full': False, **OWNER_RECORD}
 
 
 def test_full_clone_to_another_node_passes_target_and_storage():
     plan = plan_vm(spec(storage='ceph', pool='web'), creation=Creation(TEMPLATE_SOURCE, 'pve2', TEMPLATE))
     assert plan.actions[0].params == {'vmid': 9000, 'node': 'pve1', 'name': 'web', 'full': True, 'target': 'pve2',
-                                      'storage': 'ceph', 'pool': 'web'}
+                                      'storage': 'ceph', 'pool': 'web', **OWNER_RECORD}
 
 
 def test_clone_of_a_template_without_cloudinit_drive_gets_one_beside_its_disk():
@@ -152,7 +156,7 @@ def test_clone_with_user_data_puts_the_seed_in_the_cloudinit_drives_slot():
 
 
 def test_changed_user_data_uploads_a_new_seed_and_deletes_the_old_one_after_the_switch():
-    vm = Observed(100, 'pve1', 'stopped', {'name': 'web', 'tags': 'puls-managed', 'ide2': f'{SEED},media=cdrom'})
+    vm = Observed(100, 'pve1', 'stopped', {'name': 'web', 'tags': 'puls-managed', 'description': OWNED_NOTES, 'ide2': f'{SEED},media=cdrom'})
     plan = plan_vm(VmSpec.from_params(USER_DATA), vm, seed=NEW_SEED)
     assert plan.actions == (Action(UPLOAD_SEED, {'volid': NEW_SEED}),
                             Action(CONFIGURE, {'set': {'ide2': f'{NEW_SEED},media=cdrom'}, 'delete': []}),
@@ -161,20 +165,20 @@ def test_changed_user_data_uploads_a_new_seed_and_deletes_the_old_one_after_the_
 
 
 def test_unchanged_user_data_is_no_change_and_a_running_vm_reads_a_new_seed_at_boot():
-    vm = Observed(100, 'pve1', 'running', {'name': 'web', 'tags': 'puls-managed', 'ide2': f'{SEED},media=cdrom'})
+    vm = Observed(100, 'pve1', 'running', {'name': 'web', 'tags': 'puls-managed', 'description': OWNED_NOTES, 'ide2': f'{SEED},media=cdrom'})
     assert not plan_vm(VmSpec.from_params(USER_DATA), vm, seed=SEED).changed
     assert plan_vm(VmSpec.from_params(USER_DATA), vm, seed=NEW_SEED).reboot_required == ('ide2',)
 
 
 def test_another_vms_seed_is_replaced_but_never_deleted():
     other = 'local:iso/puls-seed-web-old-0123456789ab.iso'
-    vm = Observed(100, 'pve1', 'stopped', {'name': 'web', 'tags': 'puls-managed', 'ide3': f'{other},media=cdrom'})
+    vm = Observed(100, 'pve1', 'stopped', {'name': 'web', 'tags': 'puls-managed', 'description': OWNED_NOTES, 'ide3': f'{other},media=cdrom'})
     plan = plan_vm(VmSpec.from_params(USER_DATA), vm, seed=SEED)
     assert kinds(plan) == [UPLOAD_SEED, CONFIGURE] and plan.actions[1].params['set'] == {'ide3': f'{SEED},media=cdrom'}
 
 
 def test_absent_deletes_the_vms_seed_iso_after_the_vm():
-    vm = Observed(100, 'pve1', 'stopped', {'name': 'web', 'tags': 'puls-managed', 'ide2': f'{SEED},media=cdrom'})
+    vm = Observed(100, 'pve1', 'stopped', {'name': 'web', 'tags': 'puls-managed', 'description': OWNED_NOTES, 'ide2': f'{SEED},media=cdrom'})
     plan = plan_vm(VmSpec.from_params({'name': 'web', 'state': 'absent'}), vm)
     assert plan.actions[-2:] == (Action(DESTROY, {'purge': 1, 'destroy-unreferenced-disks': 1}), Action(DELETE_VOLUME, {'volid': SEED}))
     assert plan.diff['before']['user_data'] == SEED
@@ -427,3 +431,48 @@ def test_same_inputs_give_the_same_plan_so_check_and_real_run_report_the_same():
 def test_missing_vm_without_creation_is_a_programming_error():
     with pytest.raises(ValueError, match='needs a creation'):
         plan_vm(spec())
+
+
+# Ownership a clone cannot inherit (_ownership).
+
+HAND_CLONE_NOTES = 'cloned by hand from debian-12\n\n[puls-owner: puls-managed=9000]'
+NAMES = {9000: "template 'debian-12' (9000 on pve1)"}
+
+
+def test_clone_made_by_hand_of_an_owned_template_is_refused_and_named_as_such():
+    vm = Observed(100, 'pve1', 'running', {**CONVERGED, 'description': HAND_CLONE_NOTES}, names=NAMES)
+    with pytest.raises(SpecError) as raised:
+        plan_vm(spec(), vm)
+    message = str(raised.value)
+    assert raised.value.option == 'name' and "looks like a clone of template 'debian-12' (9000 on pve1)" in message
+    assert 'naming VMID 9000, not its own' in message and 'adopt: true' in message
+
+
+def test_clone_made_by_hand_is_never_destroyed_without_adopt():
+    with pytest.raises(SpecError, match='looks like a clone of guest 9000'):
+        plan_vm(spec(state='absent'), observed(description=HAND_CLONE_NOTES))
+
+
+def test_adopting_a_hand_clone_rewrites_its_record_to_its_own_vmid_and_keeps_its_notes():
+    plan = plan_vm(spec(adopt=True), observed(description=HAND_CLONE_NOTES))
+    assert plan.actions[0].params['set'] == {'description': 'cloned by hand from debian-12\n\n[puls-owner: puls-managed=100]'}
+    assert (plan.diff['before']['owner_record'], plan.diff['after']['owner_record']) == ('puls-managed=9000', 'puls-managed=100')
+
+
+def test_vm_tagged_by_an_earlier_release_is_managed_and_gets_its_record_as_a_change():
+    plan = plan_vm(spec(), observed(description='Notes of a human\n\n[puls-provision: base.yml=aaaaaaaaaaaa]'))
+    assert kinds(plan) == [CONFIGURE] and plan.changes == ('owner_record',)
+    assert plan.actions[0].params['set'] == {
+        'description': 'Notes of a human\n\n[puls-provision: base.yml=aaaaaaaaaaaa]\n\n[puls-owner: puls-managed=100]'}
+    assert plan.reboot_required == ()  # Notes apply at once
+
+
+def test_vm_tagged_by_an_earlier_release_declared_absent_is_destroyed():
+    plan = plan_vm(spec(state='absent'), observed(status='stopped', description=None))
+    assert kinds(plan) == [DESTROY]
+
+
+def test_a_clone_is_made_with_the_source_notes_and_the_owner_tag_for_the_record_of_its_new_vmid():
+    clone = plan_vm(spec(), creation=Creation(TEMPLATE_SOURCE, 'pve1', {**TEMPLATE, 'description': 'golden\n\n[puls-owner: puls-managed=9000]'}))
+    assert clone.actions[0].params['notes'] == 'golden\n\n[puls-owner: puls-managed=9000]'
+    assert clone.actions[0].params['owner_tag'] == 'puls-managed'
