@@ -23,10 +23,17 @@ USER, TOKEN, SECRET = 'puls@pve', 'automation', 'b7a0c3e2-least-privilege'
 NOBLE_IMG = images.seed_files()['noble-server-cloudimg-amd64.img']
 
 
+def recipe_lines(section='## The recipe', end='### PVE 8'):
+    """The lines of docs/privileges.md from the heading section to the heading end."""
+    text = DOC.read_text()
+    start = text.index(section + '\n')
+    return text[start:text.index(end + '\n', start)].splitlines()
+
+
 def documented_grants():
-    """{path: {privileges}} as the recipe's pveum commands grant them to both the user and the token."""
+    """{path: {privileges}} as the (PVE 9) recipe's pveum commands grant them to both the user and the token."""
     roles, grants = {}, {}
-    for line in DOC.read_text().splitlines():
+    for line in recipe_lines():
         words = shlex.split(line) if line.startswith('pveum ') else []
         if words[1:3] == ['role', 'add']:
             roles[words[3]] = set(words[words.index('--privs') + 1].split())
@@ -74,6 +81,15 @@ def test_the_documented_privileges_on_the_documented_paths_are_enough_to_converg
     recorded, again = (run_playbook(tmp_path, record, env, name=name) for name in ('record', 'record-again'))
     assert (recorded.rc, again.rc) == (0, 0), recorded.stdout + again.stdout
     assert recorded.one('record')['changed'] and not again.one('record')['changed']
+
+
+def test_the_pve_8_recipe_reads_the_guest_agent_with_vm_monitor_and_is_otherwise_the_same():
+    """pve-access-control 9.0.2 dropped VM.Monitor for the VM.GuestAgent.* privileges; PVE 8 knows only VM.Monitor."""
+    def role(lines):
+        [line] = [line for line in lines if line.startswith('pveum role add PulsVM ')]
+        return set(shlex.split(line)[5].split())
+    nine, eight = role(recipe_lines()), role(recipe_lines('### PVE 8', '### SDN VNets'))
+    assert nine - eight == {'VM.GuestAgent.Audit'} and eight - nine == {'VM.Monitor'}
 
 
 # (privilege, path it is granted on, the task, what the refusal says): each is refused before the first write.
