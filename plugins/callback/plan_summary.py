@@ -13,9 +13,9 @@ description:
     At the end of a run of C(puls.proxmox.site), C(puls.proxmox.destroy) or any play that runs the
     C(puls.proxmox.reconcile) role, prints one line per machine (template, VM or ISO) with its actions,
     for example C(web1: create, provision base.yml, web.yml), and a total such as
-    C(1 to create, 0 to update, 0 to rebuild, 1 to provision, 0 to replace, 0 to destroy, 0 to prune, 3 ok).
+    C(1 to create, 0 to update, 0 to build, 0 to rebuild, 1 to provision, 0 to replace, 0 to destroy, 0 to prune, 3 ok).
   - >-
-    The actions are C(create), C(update), "update (reboot needed)", "rebuild (REASON)",
+    The actions are C(create), C(update), "update (reboot needed)", C(build), "rebuild (REASON)",
     C(provision FILE, FILE), C(replace OLD), C(destroy), C(prune), or C(ok) alone when nothing is to be done.
     A total counts machines, so a machine with two files to run counts once in C(to provision).
   - >-
@@ -59,14 +59,8 @@ import json
 from ansible import context
 from ansible.plugins.callback import CallbackBase
 
-# The counted actions, in the order of the printed total; a machine counts once per action kind.
-COUNTED = ('create', 'update', 'rebuild', 'provision', 'replace', 'destroy', 'prune')
-KIND_ORDER = ('iso', 'template', 'vm')
-
-
-def action_kind(action):
-    """'update (reboot needed)' -> 'update', 'provision a.yml, b.yml' -> 'provision'."""
-    return action.split(' ', 1)[0]
+# The plan words and the counted actions (in the order of the printed total) are defined once, for the role too.
+from ansible_collections.puls.proxmox.plugins.module_utils._plan_words import COUNTED, KIND_ORDER, action_kind
 
 
 def summarize(plans, failed_hosts):

@@ -10,11 +10,12 @@ Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integra
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 
 import lab_vms
-from playbooks import run_playbook
+from playbooks import REPO, run_playbook
 
 from lab import images
 
@@ -115,3 +116,53 @@ def test_a_vm_and_a_template_imported_from_a_cloud_image_the_same_run_downloads_
     created = planned.one('puls.proxmox.reconcile : Create the VM', 'imp1')
     assert created['diff'] == applied.one('puls.proxmox.reconcile : Create the VM', 'imp1')['diff']
     assert volume in str(created['diff']['after']), created['diff']
+
+
+def documented_plans():
+    """Name -> the lines of each plan example in README.md and docs/index.md (a `<!-- plan-example: NAME -->` comment,
+    then a fenced block), with the file each came from."""
+    found = {}
+    for path in (REPO / 'README.md', REPO / 'docs' / 'index.md'):
+        for name, block in re.findall(r'<!-- plan-example: ([\w-]+) -->\n```\w*\n(.*?)```', path.read_text(), flags=re.S):
+            found.setdefault(name, []).append((path.name, block.splitlines()))
+    return found
+
+
+def printed_plan(run, header='Plan (check mode: nothing was changed)'):
+    """The plan summary as the callback printed it: its banner, one line per machine, the total."""
+    lines = run.stdout.splitlines()
+    start = next(index for index, line in enumerate(lines) if line.startswith(header + ' *'))
+    end = lines.index('', start)
+    return lines[start:end]
+
+
+def test_the_plan_examples_of_the_docs_are_what_the_documented_fleet_prints(lab, tmp_path):
+    documented = documented_plans()
+    assert set(documented) == {'minimal', 'changed'} and len(documented['minimal']) == 2, documented
+    api = lab_vms.client(lab)
+    for name in ('base.yml', 'web.yml', 'app.yml'):
+        mark_playbook(tmp_path, name)
+    # The fleet of docs/index.md's "A minimal inventory", at lab addresses.
+    golden = dict(pve_image='9017', pve_provision=['base.yml', 'web.yml'])
+    web1 = dict(pve_image='golden-web', pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway, pve_cores=2, pve_memory=4096)
+    inventory = fleet(lab, tmp_path, {'golden-web': golden}, {'web1': web1})
+    first = site(lab, tmp_path, inventory, 'minimal-plan', check=True)
+    assert first.rc == 0, why(first)
+    for source, lines in documented['minimal']:
+        assert printed_plan(first) == lines, source
+    applied = site(lab, tmp_path, inventory, 'minimal-apply')
+    assert applied.rc == 0 and machines(applied.plan) == machines(first.plan), why(applied)
+
+    # Later: web.yml changed, web1 given more cores while it runs, web2 to replace web-old, an ISO declared.
+    lab_vms.clone(api, 150, 'web-old', tags='puls-managed')
+    write(tmp_path / 'web.yml', (tmp_path / 'web.yml').read_text().replace('Leave a mark', 'Leave the new mark'))
+    url, sums = lab.serve('lab-tools.iso', images.iso('TOOLS', {'tools.txt': b'tools\n'}))
+    inventory = fleet(lab, tmp_path, {'golden-web': golden},
+                      {'web1': dict(web1, pve_cores=4),
+                       'web2': dict(pve_image='golden-web', pve_ip=f'{lab.address(2)}/24', pve_gateway=lab.gateway,
+                                    pve_provision=['app.yml'], pve_replace='web-old')},
+                      pve_isos=[dict(filename='lab-tools.iso', node='pve1', url=url, checksum='sha256:' + sums['sha256'])])
+    planned, applied = plan_then_run(lab, tmp_path, inventory)
+    for source, lines in documented['changed']:
+        assert printed_plan(planned) == lines, source
+    assert printed_plan(applied, 'Summary (real run)')[1:] == printed_plan(planned)[1:]

@@ -5,22 +5,33 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-from integration.playbooks import COLLECTIONS, run_playbook
+import yaml
+
+if __name__ == '__main__':  # run as a script to regenerate docs/index.md's table: the paths pytest.ini gives
+    sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[2] / '.build' / 'collections')]
+
+from integration.playbooks import COLLECTIONS, REPO, run_playbook  # noqa: E402
+
+from ansible_collections.puls.proxmox.plugins.filter.plan_actions import plan_actions  # noqa: E402
+from ansible_collections.puls.proxmox.plugins.module_utils._plan_words import ACTIONS, COUNTED, words_table  # noqa: E402
 
 ENABLED = {'ANSIBLE_CALLBACKS_ENABLED': 'puls.proxmox.plan_summary'}
-COUNTED = ('create', 'update', 'rebuild', 'provision', 'replace', 'destroy', 'prune')
+INDEX = REPO / 'docs' / 'index.md'
+TABLE_START = '<!-- plan-words: generated from plugins/module_utils/_plan_words.py -->'
+TABLE_END = '<!-- end of plan-words -->'
 SECRET = 'Sup3r-s3cret-ci-password'
 
 FIRST_RUN = {
-    'golden-web': {'kind': 'template', 'name': 'golden-web', 'actions': ['create', 'provision base.yml, web.yml']},
+    'golden-web': {'kind': 'template', 'name': 'golden-web', 'actions': ['build', 'provision base.yml, web.yml']},
     # Extra keys are never printed: the callback reads kind, name and actions only.
     'web1': {'kind': 'vm', 'name': 'web1', 'actions': ['create', 'provision base.yml, web.yml'], 'ci_password': SECRET},
     'web2': {'kind': 'vm', 'name': 'web2', 'actions': ['update (reboot needed)']},
-    'web3': {'kind': 'vm', 'name': 'web3', 'actions': ['rebuild (user-data changed)']},
+    'web3': {'kind': 'template', 'name': 'web3', 'actions': ['rebuild (provision file base.yml changed)', 'provision base.yml']},
     'web4': {'kind': 'vm', 'name': 'web4', 'actions': ['create', 'provision base.yml, web.yml', 'replace web-old']},
     'web5': {'kind': 'vm', 'name': 'web5', 'actions': ['destroy']},
     'old-db': {'kind': 'vm', 'name': 'old-db', 'actions': ['prune']},
@@ -81,25 +92,25 @@ def test_check_run_prints_the_plan_one_line_per_machine_and_the_totals_and_write
     assert summary_block(run.stdout, 'Plan (check mode: nothing was changed)') == [
         'extra.iso: ok',
         'lab-tools.iso: create',
-        'golden-web: create, provision base.yml, web.yml',
+        'golden-web: build, provision base.yml, web.yml',
+        'web3: rebuild (provision file base.yml changed), provision base.yml',
         'old-db: prune',
         'web1: create, provision base.yml, web.yml',
         'web2: update (reboot needed)',
-        'web3: rebuild (user-data changed)',
         'web4: create, provision base.yml, web.yml, replace web-old',
         'web5: destroy',
-        total_line(create=4, update=1, rebuild=1, provision=3, replace=1, destroy=1, prune=1, ok=1),
+        total_line(create=3, update=1, build=1, rebuild=1, provision=4, replace=1, destroy=1, prune=1, ok=1),
     ]
     assert 'Summary (real run)' not in run.stdout
     written = json.loads(json_path.read_text())
     assert written['check_mode'] is True
     assert written['nothing_to_do'] is False
     assert written['failed'] == []
-    assert written['totals'] == {'create': 4, 'update': 1, 'rebuild': 1, 'provision': 3, 'replace': 1,
+    assert written['totals'] == {'create': 3, 'update': 1, 'build': 1, 'rebuild': 1, 'provision': 4, 'replace': 1,
                                  'destroy': 1, 'prune': 1, 'ok': 1}
-    assert written['machines'][4] == {'kind': 'vm', 'name': 'web1', 'actions': ['create', 'provision base.yml, web.yml']}
-    assert [m['name'] for m in written['machines']] == ['extra.iso', 'lab-tools.iso', 'golden-web', 'old-db', 'web1',
-                                                        'web2', 'web3', 'web4', 'web5']
+    assert written['machines'][5] == {'kind': 'vm', 'name': 'web1', 'actions': ['create', 'provision base.yml, web.yml']}
+    assert [m['name'] for m in written['machines']] == ['extra.iso', 'lab-tools.iso', 'golden-web', 'web3', 'old-db', 'web1',
+                                                        'web2', 'web4', 'web5']
     assert SECRET not in run.stdout + run.stderr + json_path.read_text()
 
 
@@ -180,3 +191,55 @@ def test_ansible_doc_renders_the_callback_with_its_json_option():
     assert proc.returncode == 0, proc.stderr
     assert 'PULS_PLAN_JSON' in proc.stdout and 'section: puls_plan' in proc.stdout
     assert 'update (reboot needed)' in ' '.join(proc.stdout.split())
+
+
+def test_the_role_says_build_provision_and_the_other_plan_words_only_as_the_code_defines_them():
+    query_new, query_stale = {'current': False, 'vmid': None}, {'current': False, 'vmid': 120, 'reason': 'provision file web.yml changed'}
+    assert plan_actions({'template': query_new, 'provision': ['base.yml', 'web.yml']}) == ['build', 'provision base.yml, web.yml']
+    assert plan_actions({'template': query_stale, 'provision': ['web.yml']}) == ['rebuild (provision file web.yml changed)',
+                                                                                 'provision web.yml']
+    assert plan_actions({'template': {'current': True, 'vmid': 120}}) == ['ok']
+    created = {'changed': True, 'changes': ['state'], 'reboot_required': []}
+    assert plan_actions({'vm': created, 'provision': ['app.yml'], 'replaced': 'web-old'}) == ['create', 'provision app.yml',
+                                                                                          'replace web-old']
+    assert plan_actions({'vm': {'changed': True, 'changes': ['cores'], 'reboot_required': ['cores']}}) == ['update (reboot needed)']
+    assert plan_actions({'vm': {'changed': False}, 'provision': [], 'replaced': '', 'destroyed': False}) == ['ok']
+    assert plan_actions({'destroyed': True}) == ['destroy']
+    assert plan_actions({'pve1': 'download', 'pve2': 'none'}, iso=True) == ['create']
+    assert plan_actions({'pve1': 'none'}, iso=True) == ['ok']
+    # Each word the role writes literally (fleet.yml, prune_guest.yml) is one of the defined words.
+    defined = {word.split(' ', 1)[0] for word, _total, _meaning in ACTIONS}
+    for path in (REPO / 'roles' / 'reconcile' / 'tasks').glob('*.yml'):
+        for task in yaml.safe_load(path.read_text()) or ():
+            plan = ((task.get('ansible.builtin.set_fact') or {}).get('puls_plan') or {})
+            actions = plan.get('actions')
+            if isinstance(actions, list):
+                assert set(actions) <= defined, (path.name, actions)
+
+
+def documented_table():
+    text = INDEX.read_text()
+    assert TABLE_START in text and TABLE_END in text, 'docs/index.md lacks the plan words table markers'
+    return text[text.index(TABLE_START) + len(TABLE_START):text.index(TABLE_END)].strip()
+
+
+def test_the_plan_words_table_of_the_user_guide_is_the_one_the_code_defines():
+    # After changing the words, regenerate the table: .venv/bin/python tests/unit/test_plan_summary.py
+    assert documented_table() == words_table()
+    index = INDEX.read_text()
+    plan_section = index[index.index('## Check mode and the plan'):index.index('## Troubleshooting')]
+    # Every action of the example plan is a defined word (a provision file list goes on after its comma).
+    for line in re.findall(r'^[\w.-]+: (.+)$', plan_section, flags=re.MULTILINE):
+        for action in line.split(', '):
+            assert action.split(' ', 1)[0] in COUNTED + ('ok', 'failed') or re.fullmatch(r'[\w./-]+\.(ya?ml|sh|pp)', action), line
+
+
+def regenerate():
+    text = INDEX.read_text()
+    head, rest = text.split(TABLE_START)
+    _old, tail = rest.split(TABLE_END)
+    INDEX.write_text(head + TABLE_START + '\n' + words_table() + '\n' + TABLE_END + tail)
+
+
+if __name__ == '__main__':
+    regenerate()

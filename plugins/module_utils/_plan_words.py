@@ -1,0 +1,90 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The words of the plan: the actions a machine's plan lists, defined once for the role (filter
+puls.proxmox.plan_actions) and the plan summary callback (its totals), and documented from here (docs/index.md's table,
+checked by tests/unit/test_plan_summary.py).
+
+Pure: the role gives the results of its tasks, this says what they mean as plan words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+# (word as printed, the total it counts in, what it means), in the order of the printed total.
+ACTIONS = (
+    ('create', 'create', 'The VM is created (cloned or imported), or the ISO or cloud image of `pve_isos` downloaded or uploaded.'),
+    ('update', 'update', 'Settings of the VM (or the file of an ISO) are changed in place.'),
+    ('update (reboot needed)', 'update', 'Settings are changed that the running VM takes only at its next boot '
+                                         '(`pve_apply_mode: report`).'),
+    ('build', 'build', 'The template is built for the first time: a build VM is made, provisioned, generalized and converted.'),
+    ('rebuild (REASON)', 'rebuild', 'The template is built anew because what built it changed, for example '
+                                    '`rebuild (provision file base.yml changed)`.'),
+    ('provision FILE, ...', 'provision', 'These provision files run, in order: the pending ones of a VM, every one of a '
+                                         'template being built.'),
+    ('replace OLD', 'replace', 'The VM `OLD` of `pve_replace` is destroyed once this machine is created and provisioned.'),
+    ('destroy', 'destroy', 'The machine declared `pve_state: absent` (or the stack, `puls.proxmox.destroy`) is destroyed, '
+                           'or the ISO declared absent deleted.'),
+    ('prune', 'prune', 'The owned guest declared nowhere is destroyed (`pve_prune: true`).'),
+    ('ok', None, 'Nothing to do: the machine is as declared. Only ever alone.'),
+)
+COUNTED = tuple(dict.fromkeys(total for _word, total, _meaning in ACTIONS if total))
+KIND_ORDER = ('iso', 'template', 'vm')
+OK = 'ok'
+# pve_iso's action on a node -> the plan word of the file.
+ISO_WORDS = {'none': OK, 'download': 'create', 'upload': 'create', 'replace': 'update', 'delete': 'destroy'}
+
+
+def action_kind(action: str) -> str:
+    """'update (reboot needed)' -> 'update', 'provision a.yml, b.yml' -> 'provision'."""
+    return action.split(' ', 1)[0]
+
+
+def vm_words(result: Mapping[str, Any] | None) -> list[str]:
+    """The words of pve_vm's result for a declared VM: create, update (reboot needed), update, or none."""
+    if not result or not result.get('changed'):
+        return []
+    if 'state' in (result.get('changes') or ()):
+        return ['create']
+    return ['update (reboot needed)'] if result.get('reboot_required') else ['update']
+
+
+def template_words(query: Mapping[str, Any] | None) -> list[str]:
+    """The words of pve_template's query (state: query): build, rebuild (REASON), or none when current."""
+    if not query or query.get('current'):
+        return []
+    if query.get('vmid') is None:
+        return ['build']
+    return ['rebuild ({0})'.format(query.get('reason') or 'the spec changed')]
+
+
+def provision_words(files: Iterable[str] | None) -> list[str]:
+    files = list(files or ())
+    return ['provision ' + ', '.join(files)] if files else []
+
+
+def machine_actions(template=None, vm=None, provision=None, replaced=None, destroyed=False):
+    """A declared machine's plan: its template's or VM's words, the files to run, the replacement, the destroy; or ok.
+
+    ``template`` is pve_template's query, ``vm`` pve_vm's result, ``provision`` the files that run, ``replaced`` the
+    name of the old machine destroyed (or to be), ``destroyed`` whether the machine itself goes.
+    """
+    actions = template_words(template) + vm_words(vm) + provision_words(provision)
+    actions += ['replace ' + replaced] if replaced else []
+    actions += ['destroy'] if destroyed else []
+    return actions or [OK]
+
+
+def iso_actions(node_actions: Mapping[str, str] | None) -> list[str]:
+    """The plan of one entry of pve_isos, from pve_iso's action on each node."""
+    words = [ISO_WORDS.get(action, action) for action in (node_actions or {}).values()]
+    return list(dict.fromkeys(word for word in words if word != OK)) or [OK]
+
+
+def words_table() -> str:
+    """The Markdown table of the plan words, as docs/index.md shows it."""
+    lines = ['| action | counted in | meaning |', '|---|---|---|']
+    for word, total, meaning in ACTIONS:
+        lines.append('| `{0}` | {1} | {2} |'.format(word, '`{0}`'.format(total) if total else '`ok` (alone)', meaning))
+    return '\n'.join(lines)
