@@ -18,6 +18,7 @@ HOST = '127.0.0.1'
 OVERRIDDEN = {
     '_apply_config': ['self', 'vm', 'user', 'p'],
     '_config_get': ['self', 'request'],
+    '_config_priv': ['self', 'key'],
     '_config_post': ['self', 'request'],
     '_do_shutdown': ['self', 'vm', 'user', 'p'],
     '_do_start': ['self', 'vm', 'user', 'p'],

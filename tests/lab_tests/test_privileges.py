@@ -72,3 +72,20 @@ def test_a_vm_in_a_pool_holds_the_pools_privileges_listed_as_not_propagating(lab
     # VM.Audit comes from /vms too (propagated); VM.Config.CPU only from the pool (RPCEnvironment.pm: never propagated).
     assert listed['/vms/9017'] == {'VM.Audit': 1, 'VM.Config.CPU': 0}
     assert listed['/pool/web'] == {'VM.Audit': 1, 'VM.Config.CPU': 1}
+
+
+def test_a_cloud_init_key_takes_vm_config_cloudinit_or_vm_config_network(lab):
+    network = token(lab, 'network', {'/vms': ['VM.Audit', 'VM.Config.Network']})
+    assert network('PUT', CONFIG, ciuser='alice')[0] == 200
+    assert network('PUT', CONFIG, ipconfig0='ip=dhcp')[0] == 200
+    cloudinit = token(lab, 'cloudinit', {'/vms': ['VM.Audit', 'VM.Config.Cloudinit']})
+    assert cloudinit('PUT', CONFIG, sshkeys='ssh-ed25519%20AAAAC3NzaC1lZDI1NTE5AAAAIDx%20a')[0] == 200
+    neither = token(lab, 'neither', {'/vms': ['VM.Audit', 'VM.Config.HWType']})
+    assert neither('PUT', CONFIG, ciuser='alice') == (403, 'Permission check failed (/vms/9017, VM.Config.Cloudinit|VM.Config.Network)')
+
+
+def test_the_general_options_take_vm_config_options(lab):
+    options = token(lab, 'options', {'/vms': ['VM.Audit', 'VM.Config.Options']})
+    assert options('PUT', CONFIG, ostype='l26')[0] == 200
+    hwtype = token(lab, 'hwtype', {'/vms': ['VM.Audit', 'VM.Config.HWType']})
+    assert hwtype('PUT', CONFIG, bios='ovmf') == (403, 'Permission check failed (/vms/9017, VM.Config.Options)')

@@ -7,8 +7,18 @@ fresh token can do nothing and a token never holds more than its user. fakepve t
 Tokens put straight into `apitokens` (the seed's root@pam!puls, older tests) act as `privsep 0` tokens.
 """
 
+import re
+
 from fakepve import shapes
 
+from .cloudinit import CLOUDINIT_KEYS
+
+# qemu-server PVE/API2/Qemu.pm, $generaloptions: the keys VM.Config.Options guards.
+GENERAL_OPTIONS = ('agent', 'autostart', 'bios', 'description', 'keyboard', 'localtime', 'migrate_downtime', 'migrate_speed',
+                   'name', 'onboot', 'ostype', 'protection', 'reboot', 'startdate', 'startup', 'tdf', 'template')
+# check_vm_modify_config_perm takes any of these for a cloud-init key (check_vm_perm with $any): PVE's check_any,
+# whose refusal names them joined by "|".
+CLOUDINIT_PRIVS = 'VM.Config.Cloudinit|VM.Config.Network'
 # The paths PVE always reports on (besides ACL paths and pool members).
 TOP_LEVEL_PATHS = ('/', '/access', '/access/groups', '/nodes', '/pool', '/sdn', '/storage', '/vms')
 
@@ -49,7 +59,20 @@ class PrivilegesMixin(object):
         return any(priv in privs and (granted == '/' or any(p == granted or p.startswith(granted + '/') for p in paths))
                    for granted, privs in self.acl.get(userid, []))
 
+    def _config_priv(self, key):
+        """The privilege a config key needs, as qemu-server PVE/API2/Qemu.pm check_vm_modify_config_perm decides it:
+        a cloud-init key takes VM.Config.Cloudinit or VM.Config.Network; the general options VM.Config.Options
+        (fakepve asks VM.Config.HWType for both)."""
+        if key in CLOUDINIT_KEYS or re.fullmatch(r'ipconfig\d+', key):
+            return CLOUDINIT_PRIVS
+        if key in GENERAL_OPTIONS:
+            return 'VM.Config.Options'
+        return super()._config_priv(key)
+
     def allowed(self, user, path, priv):
+        if '|' in priv:
+            # RPCEnvironment.pm check_any: one of the privileges is enough.
+            return any(self.allowed(user, path, one) for one in priv.split('|'))
         if self.acl is None or '!' not in user or user.split('!')[0] == 'root@pam':
             return super().allowed(user, path, priv)
         owner = user.split('!')[0]
