@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _ownership, _template
+from ansible_collections.puls.proxmox.plugins.module_utils import _linked, _ownership, _template
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._files_record import read_notes
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, resolve_image
@@ -161,9 +161,14 @@ def retire(client, request, found, check_mode) -> dict:
 
 # ---------------------------------------------------------------------------------------------- absent
 
-def linked_clones(client, resources, template_vmid) -> list[str]:
-    """The guests with a disk made from the template's base volumes, as 'name (VMID)'; reads every other VM's config."""
-    users = []
+def linked_clones(client, resources, template_vmid, template_config=None, ignore=()) -> list[str]:
+    """The guests that use, or may use, the template's base volumes as linked clones, as 'name (VMID)'; reads every
+    other VM's config. Where the storage names a clone's volume after its base, the name tells
+    (``_template.uses_base``); on LVM-thin, where it does not, what the guest inherited from the template does
+    (``_linked``), which needs the template's config (read when not given) and the storages' types (one listing, read
+    only when some guest could be such a clone). ``ignore``: VMIDs counted only by their volume names (the build VM a
+    conversion turns into a template: its volumes become base volumes of their own)."""
+    named, others = [], []
     for entry in _template.linked_clone_candidates(resources, template_vmid):
         try:
             config = client.vm_config(entry['node'], entry['vmid'])
@@ -172,8 +177,28 @@ def linked_clones(client, resources, template_vmid) -> list[str]:
                 continue
             raise
         if _template.uses_base(config, template_vmid):
-            users.append(f"{entry.get('name')} ({entry['vmid']})")
-    return users
+            named.append(entry)
+        elif int(entry['vmid']) not in ignore:
+            others.append((entry, config))
+    if others and template_config is None:
+        template_config = _template_config(client, resources, template_vmid)
+    if others and template_config and _linked.needs_storage_types(template_config, template_vmid, [c for _e, c in others]):
+        types = _linked.storage_types(client.get('/cluster/resources', type='storage', context='listing the storages of the cluster'))
+        named += [entry for entry, config in others if _linked.may_be_linked(template_config, template_vmid, config, types)]
+    return [f"{entry.get('name')} ({entry['vmid']})" for entry in sorted(named, key=lambda entry: int(entry['vmid']))]
+
+
+def _template_config(client, resources, template_vmid):
+    """The template's config, or None when it is not listed or went away since the listing."""
+    entry = next((item for item in resources if int(item['vmid']) == int(template_vmid)), None)
+    if entry is None:
+        return None
+    try:
+        return client.vm_config(entry['node'], entry['vmid'])
+    except PveApiError as exc:
+        if is_missing(exc.reason):
+            return None
+        raise
 
 
 def remove(client, request, resources, found, check_mode) -> dict:
@@ -185,7 +210,7 @@ def remove(client, request, resources, found, check_mode) -> dict:
     what = _template.describe(found)
     if _template.protected(config):
         raise SpecError('state', f'absent refused: {what} is protected; turn protection off in PVE first if it really is to go')
-    users = linked_clones(client, resources, int(found['vmid']))
+    users = linked_clones(client, resources, int(found['vmid']), config)
     if users:
         raise SpecError('state', f'absent refused: linked clones use {what}: {", ".join(users)}; destroy them first, or retire '
                                  'the template (state: retired) to keep it under another name')
@@ -278,7 +303,7 @@ def plan_conversion(client, request, resources, build, config, want) -> Conversi
     if previous is not None:
         previous_config = client.vm_config(previous['node'], previous['vmid'])
         _check_owned(previous, previous_config, request, f'replacing the template {request.name!r}')
-        users = linked_clones(client, resources, int(previous['vmid']))
+        users = linked_clones(client, resources, int(previous['vmid']), previous_config, ignore=(request.vmid,))
     try:
         notes = _template.template_notes(config.get('description'), want.entries, request.provision_hashes or {})
         # The template's owner record names its own VMID: a clone of it inherits a record that is not its own.

@@ -40,27 +40,6 @@ def test_a_duplicate_newid_fails_inside_the_clone_task(lab, api):
     assert api.error('POST', CLONE, newid=120)[:2] == (500, 'unable to create VM 120: config file already exists')
 
 
-def test_a_template_used_by_linked_clones_cannot_be_deleted(api):
-    api.clone(120)
-    api.clone(121, full=1)
-    status = api.run('DELETE', '/nodes/pve1/qemu/9017')
-    assert status['exitstatus'] == "base volume 'local-lvm:base-9017-disk-0' is still in use by linked cloned"
-    assert api.config(9017)['template'] == 1
-    assert api.run('DELETE', '/nodes/pve1/qemu/120')['exitstatus'] == 'OK'
-    assert api.run('DELETE', '/nodes/pve1/qemu/9017')['exitstatus'] == 'OK'
-
-
-def test_a_linked_clone_volume_names_its_base_as_lvm_thin_does(lab, api):
-    api.clone(120)
-    api.clone(121, full=1)
-    assert api.config(120)['scsi0'].startswith('local-lvm:base-9017-disk-0/vm-120-disk-0,')
-    assert api.config(121)['scsi0'].startswith('local-lvm:vm-121-disk-0,')
-    # The clone's disk is a volume of its own: listed, and freed with the clone.
-    assert 'base-9017-disk-0/vm-120-disk-0' in lab.pve.storages['local-lvm']['volumes']
-    assert api.run('DELETE', '/nodes/pve1/qemu/120')['exitstatus'] == 'OK'
-    assert 'base-9017-disk-0/vm-120-disk-0' not in lab.pve.storages['local-lvm']['volumes']
-
-
 def test_a_clone_to_another_node_needs_shared_storage(api):
     assert api.error('POST', CLONE, newid=120, target='pve2')[:2] == (
         500, "can't clone VM to node 'pve2' (VM uses local storage)")

@@ -102,3 +102,43 @@ def test_resize_refuses_to_shrink_and_unknown_disks(api):
     assert api.run('PUT', RESIZE.format(120), disk='scsi5', size='+1G')['exitstatus'] == "disk 'scsi5' does not exist"
     assert api.run('PUT', RESIZE.format(120), disk='ide2', size='+1G')['exitstatus'] == "you can't resize a cdrom"
     assert api.config(120)['scsi0'] == 'local-lvm:vm-120-disk-0,size=3584M'
+
+
+# ------------------------------------------------------------------ linked clones: names and in-use refusal
+
+
+def test_a_linked_clone_on_lvm_thin_gets_a_plain_volume_name(lab, api):
+    # LvmThinPlugin clone_image returns the thin snapshot's own name: nothing in it names the base.
+    api.clone(120)
+    api.clone(121, full=1)
+    assert api.config(120)['scsi0'].startswith('local-lvm:vm-120-disk-0,')
+    assert api.config(121)['scsi0'].startswith('local-lvm:vm-121-disk-0,')
+    assert 'local-lvm:vm-120-disk-0' in volumes(api)
+    # Only the lab knows what the thin snapshot was taken of.
+    assert lab.call(lambda: lab.pve.linked_base('local-lvm:vm-120-disk-0')) == '9017/base-9017-disk-0'
+    assert lab.call(lambda: lab.pve.linked_base('local-lvm:vm-121-disk-0')) is None
+
+
+def test_a_template_with_a_linked_clone_on_lvm_thin_is_destroyed_without_complaint(api):
+    # Storage.pm: volume_is_base_and_used "does not work for LVM-thin", and LVM-thin lets the base go.
+    api.clone(120)
+    assert api.run('DELETE', '/nodes/pve1/qemu/9017', purge=1)['exitstatus'] == 'OK'
+    assert 'local-lvm:base-9017-disk-0' not in volumes(api)
+    # The clone keeps its own thin volume and still starts.
+    assert 'local-lvm:vm-120-disk-0' in volumes(api)
+    assert api.run('POST', '/nodes/pve1/qemu/120/status/start')['exitstatus'] == 'OK'
+
+
+def test_a_template_whose_qcow2_base_a_linked_clone_uses_cannot_be_destroyed_on_a_directory_storage(lab, api):
+    # Plugin.pm clone_image names the clone after its base ("$basevmid/$basename/$vmid/$name"), so
+    # volume_is_base_and_used finds it and vdisk_free (QemuServer.pm destroy_vm) refuses.
+    lab.call(lambda: lab.pve.storages['local'].update(content='images,iso,vztmpl,import,snippets'))
+    assert create(api, vmid=130, scsi0='local:1,format=qcow2')['exitstatus'] == 'OK'
+    assert api.run('POST', '/nodes/pve1/qemu/130/template')['exitstatus'] == 'OK'
+    api.clone(131, source=130)
+    assert api.config(131)['scsi0'].startswith('local:130/base-130-disk-0.qcow2/131/vm-131-disk-0.qcow2,')
+    status = api.run('DELETE', '/nodes/pve1/qemu/130', purge=1)
+    assert status['exitstatus'] == "base volume 'local:130/base-130-disk-0.qcow2' is still in use by linked cloned"
+    assert api.config(130)['template'] == 1
+    assert api.run('DELETE', '/nodes/pve1/qemu/131', purge=1)['exitstatus'] == 'OK'
+    assert api.run('DELETE', '/nodes/pve1/qemu/130', purge=1)['exitstatus'] == 'OK'

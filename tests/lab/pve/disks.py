@@ -15,6 +15,8 @@ from .cloudinit import CLOUDINIT_SIZE, CLOUDINIT_VOLUME, cloudinit_drive_key, dr
 # resize_vm's size: +N is relative; no unit means bytes.
 RESIZE = re.compile(r'^(\+)?(\d+(?:\.\d+)?)([KMGT])?$')
 OWNER = re.compile(r'(?:^|/)(?:vm|base)-(\d+)-[^/]*$')
+# Storage types whose clone_image names a linked clone's volume "$basename/$name" (ZFSPoolPlugin, RBDPlugin).
+BASE_IN_NAME = ('zfspool', 'rbd')
 
 
 def disk_bytes(text):
@@ -112,23 +114,37 @@ class DisksMixin(object):
 
     def _qm_alloc(self, sid, vmid, fmt, size, linked_from=None):
         volid, fmt = super()._qm_alloc(sid, vmid, fmt, size, linked_from)
-        if linked_from and not _is_file(self.storages[sid]):
-            # LvmThinPlugin (and ZFS, RBD) clone_image returns "$basename/$name": the clone's volume names its base.
+        kind = self.storages[sid].get('type', 'dir')
+        if linked_from and kind in BASE_IN_NAME:
+            # ZFSPoolPlugin and RBDPlugin clone_image return "$basename/$name": the clone's volume names its base.
+            # (fakepve already names a file storage's clone "$basevmid/$basename/$vmid/$name", Plugin.pm clone_image.)
             name = volume_ref(volid)[1]
             volumes = self.storages[sid]['volumes']
             volumes['{0}/{1}'.format(linked_from.split('/')[-1], name)] = volumes.pop(name)
             volid = '{0}:{1}/{2}'.format(sid, linked_from.split('/')[-1], name)
         if linked_from:
-            # The base a linked clone uses ('<vmid>/base-<vmid>-disk-N'), for volume_is_base_and_used.
+            # The base a linked clone uses ('<vmid>/base-<vmid>-disk-N'). On LVM-thin only the lab knows it:
+            # LvmThinPlugin clone_image returns the plain vm-<vmid>-disk-<n> of a thin snapshot of the base LV.
             self._qm_volume(volid)['base'] = linked_from
         return volid, fmt
 
     def base_in_use(self, volid):
-        """PVE::Storage::volume_is_base_and_used: a base volume that a linked clone's volume is made from."""
+        """PVE::Storage::volume_is_base_and_used: a base volume whose name a linked clone's volume name carries.
+        Never on LVM-thin: its volume names do not encode the base (pve-storage PVE/Storage.pm, the note above
+        volume_is_base_and_used and vdisk_free: "LVM-thin allows deletion of still referenced base volumes")."""
         sid, name = volume_ref(volid)
+        store = self.storages.get(sid, {})
+        if store.get('type', 'dir') == 'lvmthin':
+            return False
         base = name.split('/')[-1]
-        volumes = self.storages.get(sid, {}).get('volumes', {}).values()
-        return base.startswith('base-') and any(str(vol.get('base', '')).endswith('/' + base) for vol in volumes)
+        return base.startswith('base-') and any(
+            str(vol.get('base', '')).endswith('/' + base) for vol in store.get('volumes', {}).values())
+
+    def linked_base(self, volid):
+        """The base volume ('<vmid>/base-<vmid>-disk-N') a linked clone's volume was made from, also where PVE cannot
+        tell (LVM-thin); None for any other volume. For tests."""
+        record = self._qm_volume(volid)
+        return record.get('base') if record else None
 
     def _allocate_drives(self, vm, user, updates):
         """create_disks for a config update: new disks, cloud-init drives and imports are allocated, as on create.
