@@ -97,3 +97,24 @@ def wait_unlocked(client, node, vmid, timeout):
             return config
     raise PveApiError('timed out after %g s waiting for VM %s on %s to be unlocked (lock: %s)'
                       % (timeout, vmid, node, config.get('lock')), reason='VM is locked (%s)' % config.get('lock'))
+
+
+def wait_power_state(client, node, vmid, wanted, deadline, context):
+    """Wait until VM vmid's ``status/current`` shows ``wanted`` ('running' or 'stopped'), up to ``deadline``
+    (time.monotonic()); return that status. A power task of a VM that HA manages only queues a request to the HA
+    manager (qemu-server PVE/API2/Qemu.pm vm_start, vm_stop, vm_shutdown: ``hastart``/``hastop`` tasks) and ends
+    before the VM changes state; any other power task ends with the state reached, and one read shows it."""
+    path = '/nodes/%s/qemu/%s/status/current' % (node, vmid)
+    status = {}
+    for _poll in _polls(deadline):
+        status = client.get(path, context='reading the status of VM %s on %s' % (vmid, node))
+        if status.get('status') == wanted:
+            return status
+    ha = status.get('ha') or {}
+    managed = str(ha.get('managed', 0)) in ('1', 'True', 'true')
+    how = (' VM %s is HA-managed (HA state: %s): PVE queued the request to the HA manager, which has not carried it out;'
+           ' see the HA status of vm:%s (ha-manager status, or Datacenter > HA in the web UI)' % (vmid, ha.get('state') or 'unknown', vmid)
+           if managed else ' check the VM in PVE')
+    raise PveApiError('%s: the task ended, but VM %s on %s is %s, not %s, after waiting until the timeout;%s'
+                      % (context, vmid, node, status.get('status') or 'unknown', wanted, how),
+                      reason='VM is %s, not %s' % (status.get('status') or 'unknown', wanted))

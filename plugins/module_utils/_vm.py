@@ -23,6 +23,7 @@ judged by the VM's state afterwards.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 
 from ansible_collections.puls.proxmox.plugins.module_utils._address import (
@@ -33,16 +34,17 @@ from ansible_collections.puls.proxmox.plugins.module_utils._cidata import SeedIs
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
-from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, clone_volumes, uses_local_storage
+from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, locality_volumes, uses_local_storage
 from ansible_collections.puls.proxmox.plugins.module_utils._plan import (
     CONFIGURE, DELETE_VOLUME, DESTROY, REGENERATE_CLOUDINIT, RESIZE, SHUTDOWN, START, UPLOAD_SEED, Creation, Observed, find_vm,
     plan_vm,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, vm_needs
+from ansible_collections.puls.proxmox.plugins.module_utils._tasks import wait_power_state
 from ansible_collections.puls.proxmox.plugins.module_utils._template import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
     SpecError, VmSpec, as_bool, cloudinit_drive_key, disk_size, drive_volumes, grow_needed, is_cloudinit_volume, parse_property_string,
-    parse_size, seed_volume, storage_of,
+    DEFAULT_SEED_STORAGE, parse_drive, parse_size, seed_drive_key, seed_volume, storage_of,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._vmid import create_with_new_vmid
 from ansible_collections.puls.proxmox.plugins.module_utils._volumes import delete_volume, list_volumes, upload_volume
@@ -171,8 +173,13 @@ def plan_creation(client, spec, resources, planned_images=()):
     node_status = client.get('/nodes', context='listing the nodes of the cluster')
     if source.kind == CLONE:
         source_config = client.vm_config(source.node, source.vmid)
-        local = uses_local_storage(clone_volumes(source_config), shared_storages(client, source.node))
-        node = choose_node(node_status, spec.node, spec.nodes, source.node, local, spec.linked_clone)
+        shared = shared_storages(client, source.node)
+        local = uses_local_storage(locality_volumes(source_config), shared)
+        # A full clone's declared storage must be shared for another node (clone_vm); a linked clone has none.
+        storage = None if spec.linked_clone else spec.storage
+        node = choose_node(node_status, spec.node, spec.nodes, source.node, local, storage,
+                           storage_is_local=bool(storage) and storage not in shared,
+                           storage_nodes=storage_nodes(client, storage) if storage in shared else None)
         return Creation(source, node, source_config)
     holders = import_volume_nodes(client, source.volume, node_status, [spec.node] if spec.node else spec.nodes,
                                   planned_nodes(planned_images, source.volume))
@@ -185,6 +192,14 @@ def plan_creation(client, spec, resources, planned_images=()):
 def shared_storages(client, node):
     return [item['storage'] for item in client.get(f'/nodes/{node}/storage', context=f'listing the storages of {node}')
             if as_bool(item.get('shared'))]
+
+
+def storage_nodes(client, storage):
+    """The nodes a storage is enabled on (/cluster/resources lists it once per such node); None when this credential
+    sees it on none (it lacks Datastore.Audit there): PVE's clone then decides."""
+    nodes = [item['node'] for item in client.get('/cluster/resources', type='storage', context='listing the storages of the cluster')
+             if item.get('storage') == storage and item.get('node')]
+    return nodes or None
 
 
 def planned_nodes(planned_images, volume):
@@ -309,12 +324,18 @@ class Execution:
         self._power('start', 'running', f'starting {self.vm}')
 
     def _power(self, command, wanted, context, task_timeout=None, **params):
+        # The task's timeout bounds the whole operation, the wait for the state included.
+        deadline = time.monotonic() + (task_timeout or self.timeout)
         try:
             self._task('POST', self.vm.path(f'/status/{command}'), context, idempotent=True, task_timeout=task_timeout, **params)
         except PveApiError:
             # A repeat after a lost answer fails as "already running" / "not running": the VM's state is what counts.
             if read_status(self.client, self.vm)['status'] != wanted:
                 raise
+            return
+        # An HA-managed VM's task only queues the request, and the state comes later (qemu-server Qemu.pm vm_start,
+        # vm_shutdown, vm_stop): after any power task, wait for the state itself.
+        wait_power_state(self.client, self.vm.node, self.vm.vmid, wanted, deadline, context)
 
     def destroy(self, **params):
         try:

@@ -3,11 +3,11 @@
 """Creating a guest under a VMID nobody else takes at the same time.
 
 GET /cluster/nextid reserves nothing: parallel callers get the same id and the loser's create
-fails with "already exists". Between the processes of one controller (parallel forks, two
-ansible-playbook runs) an exclusive file lock serialises picking an id and sending the create, and
-a small ledger next to the lock remembers the ids handed out in the last minute (PVE's create task
-may write the new config only after the POST has answered, so nextid can offer the id again).
-Between controllers, a create refused with "already exists" is retried with another id.
+fails. Between the processes of one controller (parallel forks, two ansible-playbook runs) an
+exclusive file lock serialises picking an id and sending the create, and a small ledger next to the
+lock remembers the ids handed out in the last minute (PVE's create task may write the new config
+only after the POST has answered, so nextid can offer the id again). Between controllers, a create
+refused because its id is taken (``vmid_collision``) is retried with another id.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import tempfile
 import time
 from contextlib import contextmanager
@@ -28,6 +29,20 @@ LOCK_WAIT_SECONDS = 300
 CREATE_ATTEMPTS = 5
 # nextid?vmid=N probes before giving up on finding a free id above the reserved ones.
 MAX_PROBES = 200
+
+
+def vmid_collision(message, vmid):
+    """Whether PVE refused a create or clone (in its answer or its task) because VMID vmid is taken.
+
+    The texts: "VM N already exists on node 'X'" (create_vm: pve-cluster PVE/Cluster.pm, check_vmid_unused),
+    "unable to create VM N: config file already exists" (clone_vm, the config on the source's node), and
+    "close (rename) atomic file '/etc/pve/nodes/X/qemu-server/N.conf' failed: File exists" when the id is held on
+    another node: pmxcfs refuses the config there (pve-cluster pmxcfs/memdb.c, memdb_rename), as a clone always
+    meets it and a create does while this node's vmlist has not seen the other node's config yet.
+    """
+    if vmid_taken(message, vmid):
+        return True
+    return re.search(r"/(?:qemu-server|lxc)/%d\.conf' failed: File exists" % vmid, message or '') is not None
 
 
 def lock_dir():
@@ -108,8 +123,8 @@ def create_with_new_vmid(client, create_fn, *, vmid=None, task_timeout=600, atte
 
     create_fn(vmid) sends the create or clone and returns its UPID (client.create_vm does, and returns
     None when it recovered a create whose answer was lost and whose task already ended). Without an
-    explicit vmid one is allocated under the lock, and a create refused with "already exists" (by
-    PVE or in its task) is retried with another id. A create task that failed on a lock timeout did
+    explicit vmid one is allocated under the lock, and a create refused because the id is taken (by
+    PVE or in its task, ``vmid_collision``) is retried with another id. A create task that failed on a lock timeout did
     nothing, so it is retried too (an explicit vmid keeps its id, and is never replaced by another).
     directory holds the lock and ledger (default: lock_dir()); context says what is being created, for a failed task's error.
     """
@@ -129,7 +144,7 @@ def create_with_new_vmid(client, create_fn, *, vmid=None, task_timeout=600, atte
             return chosen, client.wait_task(upid, task_timeout, context) if upid else TaskResult(None)
         except PveApiError as exc:
             why = exc.exitstatus or exc.reason
-            collided = vmid is None and chosen is not None and vmid_taken(why, chosen)
+            collided = vmid is None and chosen is not None and vmid_collision(why, chosen)
             if not (collided or transient_reason(None, exc.exitstatus)) or attempt >= attempts:
                 raise
             # A collision is with another controller: try the next id at once.

@@ -60,14 +60,17 @@ options:
   linked_clone:
     description:
       - Clone as a copy-on-write linked clone of a template instead of a full copy.
-      - The clone is placed on the template's node and keeps its disks on the template's storage, so O(storage) is refused.
+      - The clone keeps its disks on the template's storage, so O(storage) is refused. It is placed like a full clone, on
+        another node only when every drive of the template is on shared storage.
     type: bool
     default: false
   node:
     description:
       - Node to create the VM on. An existing VM is never moved.
-      - Without it, the online node among O(nodes) with the most free memory is chosen, except that a linked clone, or
-        a clone of a template on local storage, goes to the template's node (PVE cannot clone local disks to another node).
+      - Without it, the online node among O(nodes) with the most free memory is chosen, except that a clone goes to the
+        template's node when any drive of the template is on local storage (an ISO in a CD-ROM drive and the cloud-init
+        drive count, an empty CD-ROM drive does not), or when a full clone's O(storage) is not shared: PVE clones to
+        another node only from and to shared storage. A shared O(storage) must be enabled on the node chosen.
     type: str
   nodes:
     description:

@@ -21,7 +21,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils import _vmid
 from ansible_collections.puls.proxmox.plugins.module_utils._api import RetryPolicy
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import TaskResult
-from ansible_collections.puls.proxmox.plugins.module_utils._vmid import Ledger, create_with_new_vmid, lock_dir, vmid_lock
+from ansible_collections.puls.proxmox.plugins.module_utils._vmid import Ledger, create_with_new_vmid, lock_dir, vmid_collision, vmid_lock
 
 FAST = RetryPolicy(attempts=4, budget=5.0, base_delay=0.01, max_delay=0.02)
 
@@ -161,6 +161,72 @@ def test_create_task_failing_as_existing_moves_on_to_another_id(tmp_path):
     vmid, result = create_with_new_vmid(client, create, directory=str(tmp_path))
     assert (vmid, client.posts, cluster.read()['collisions']) == (101, [100, 101], 1)
     assert result.upid.endswith(':101:root@pam:')
+
+
+HELD_ON_PVE2 = "close (rename) atomic file '/etc/pve/nodes/pve1/qemu-server/%d.conf' failed: File exists"
+
+
+@pytest.mark.parametrize('message', [
+    "unable to create VM 130 - VM 130 already exists on node 'pve2'",
+    'unable to create VM 130: config file already exists',
+    HELD_ON_PVE2 % 130,
+    'unable to create VM 130 - ' + HELD_ON_PVE2 % 130,
+    "close (rename) atomic file '/etc/pve/nodes/pve2/lxc/130.conf' failed: File exists",
+])
+def test_every_text_pve_gives_for_a_taken_vmid_is_a_collision(message):
+    assert vmid_collision(message, 130)
+
+
+@pytest.mark.parametrize('message', [
+    HELD_ON_PVE2 % 1130,
+    "unable to create VM 130 - close (rename) atomic file '/etc/pve/storage.cfg' failed: File exists",
+    "close (rename) atomic file '/etc/pve/nodes/pve1/qemu-server/130.conf' failed: No space left on device",
+    'clone failed: no such logical volume pve/vm-130-disk-0',
+    None,
+])
+def test_other_failures_or_another_vmid_are_no_collision(message):
+    assert not vmid_collision(message, 130)
+
+
+def test_a_create_refused_by_pmxcfs_moves_on_to_another_id(tmp_path):
+    """Another controller's VM 100 on pve2 had not reached pve1's vmlist: pmxcfs refused the config, 101 follows."""
+    client = FakeClient(FileCluster(tmp_path / 'cluster.json', taken=()))
+
+    def create(vmid):
+        if vmid == 100 and 100 not in client.posts:
+            client.posts.append(100)
+            reason = 'unable to create VM 100 - ' + HELD_ON_PVE2 % 100
+            raise PveApiError('creating VM 100 failed (HTTP 500)', reason=reason, status=500)
+        return client.create(vmid)
+
+    assert create_with_new_vmid(client, create, directory=str(tmp_path))[0] == 101
+    assert client.posts == [100, 101]
+
+
+def test_a_clone_task_refused_by_pmxcfs_moves_on_to_another_id(tmp_path):
+    client = FakeClient(FileCluster(tmp_path / 'cluster.json', taken=()))
+
+    def clone(vmid):
+        if vmid == 100 and 100 not in client.posts:
+            client.posts.append(100)
+            raise PveApiError('cloning failed: ' + HELD_ON_PVE2 % 100, exitstatus=HELD_ON_PVE2 % 100,
+                              upid='UPID:pve1:0:0:0:qmclone:9017:root@pam:')
+        return client.create(vmid)
+
+    assert create_with_new_vmid(client, clone, directory=str(tmp_path))[0] == 101
+    assert client.posts == [100, 101]
+
+
+def test_explicit_vmid_held_on_another_node_is_never_replaced(tmp_path):
+    client = FakeClient(FileCluster(tmp_path / 'cluster.json', taken=()))
+
+    def clone(vmid):
+        client.posts.append(vmid)
+        raise PveApiError('cloning failed: ' + HELD_ON_PVE2 % vmid, exitstatus=HELD_ON_PVE2 % vmid)
+
+    with pytest.raises(PveApiError, match='File exists'):
+        create_with_new_vmid(client, clone, vmid=130, directory=str(tmp_path))
+    assert client.posts == [130]
 
 
 def test_explicit_vmid_is_never_replaced_by_another(tmp_path):
