@@ -17,6 +17,11 @@ chain, which report such errors in full. So this pass can only spare work, never
 It also returns the listing's guests, as pve_guest_info lists them, so that one module run serves the role's
 checks of the whole inventory too.
 
+A running VM whose restart record (``_restart``) still names keys awaiting a restart of its current boot is not
+as declared either ("awaiting restart: ipconfig0"): in ``apply_mode: report`` pve_vm reports them in
+``reboot_required`` until the VM restarts. The record is in the Notes and the boot is judged by the listing's
+``uptime``, so this costs no request.
+
 Requests: the listing; one config read per declared VM that exists; for a running VM in ``apply_mode:
 reboot``, also what waits for a restart (it can make a restart); for a VM addressed by DHCP, its guest
 agent. Nothing is written.
@@ -33,7 +38,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApi
 from ansible_collections.puls.proxmox.plugins.module_utils._guests import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._notes_vm import NotesRequest, plan_notes
 from ansible_collections.puls.proxmox.plugins.module_utils._plan import find_vm, plan_vm
-from ansible_collections.puls.proxmox.plugins.module_utils._vm import Declared, Outcome, Vm, observe, reach_address
+from ansible_collections.puls.proxmox.plugins.module_utils._vm import Declared, Outcome, Vm, observe, reach_address, seed_volume_for
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC as VM_ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import DEFAULT_OWNER_TAG
 
@@ -129,10 +134,13 @@ def _check(client, resources, machine: Mapping) -> MachineCheck:
         return MachineCheck(False, f'replaces {replaced}, which still exists')
     observed = observe(client, found, restart_matters=spec.apply_mode == 'reboot')
     vm = Vm(observed.vmid, observed.node, spec.name)
-    plan = plan_vm(spec, observed, None, declared.seed_volume)
+    plan = plan_vm(spec, observed, None, seed_volume_for(client, declared, observed.node, observed.config))
     if plan.changed:
         return MachineCheck(False, 'VM to converge: ' + (', '.join(plan.changes) or ', '.join(a.kind for a in plan.actions)),
                             vm.vmid, vm.node)
+    if plan.reboot_required:
+        # In report mode: the keys of the VM's restart record (_restart), judged by the listing's uptime, no request.
+        return MachineCheck(False, 'awaiting restart: ' + ', '.join(plan.reboot_required), vm.vmid, vm.node)
     provision = machine.get('provision') or {}
     if provision.get('files'):
         request = NotesRequest.from_params(dict(provision, state='query'))

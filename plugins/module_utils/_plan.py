@@ -27,13 +27,18 @@ Decisions:
 - Declared values are compared with the pending-merged config (``GET config``): a value an earlier
   report-mode run wrote is not written again. What waits for a restart is ``reboot_required``:
   PVE's pending keys (``config`` vs ``current=1``, FIELD-NOTES A.4), the cloud-init keys not yet on
-  the drive (``GET .../cloudinit``), and the keys this run writes that PVE holds pending or that
-  the guest reads only at boot (every cloud-init key, A.5).
+  the drive (``GET .../cloudinit``), the keys this run writes that PVE holds pending or that
+  the guest reads only at boot (every cloud-init key, A.5), and the keys of the VM's restart record
+  (``_restart``) that still await a restart of the boot it was written in.
 - ``apply_mode: reboot`` restarts a running VM with anything waiting (graceful shutdown, then
   start), after regenerating cloud-init. In report mode a running VM's cloud-init drive is left for
-  PVE to regenerate at the next start, so PVE keeps listing the change as pending and
-  ``reboot_required`` stays true until that restart. A VM that is stopped, or is being stopped or
-  restarted, gets its drive regenerated right after the config is written.
+  PVE to regenerate at the next start. PVE applies the keys to the config at once and lists a changed
+  ``ipconfigN`` nowhere (``GET .../cloudinit`` lists only some cloud-init keys), so the config write
+  that changes keys awaiting a restart on a running VM also writes the restart record into the Notes
+  (``_restart``): ``reboot_required`` stays true until the VM restarts. The record is dropped by the
+  next config write once it awaits nothing, and after the restart of a run that restarts the VM (a
+  config write of its own). A VM that is stopped, or is being stopped or restarted, gets its drive
+  regenerated right after the config is written.
 - Ownership (``_ownership``): a VM is pve_vm's when it carries the owner tag and an owner record naming its own VMID.
   One with the tag and no record (made by an earlier release) is managed too, and gets the record in the plan's config
   write (``owner_record`` in the diff); one whose record names another VMID is a clone made outside the collection,
@@ -57,7 +62,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _ownership
+from ansible_collections.puls.proxmox.plugins.module_utils import _ownership, _restart
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource
 from ansible_collections.puls.proxmox.plugins.module_utils._notes import NotesTooLongError
 from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
@@ -121,6 +126,7 @@ class Observed:
     config: Mapping[str, Any]
     current: Mapping[str, Any] | None = None
     cloudinit_pending: frozenset[str] = frozenset()
+    started: int | None = None  # when the running VM's QEMU process started (epoch seconds; ``_restart``), None if unknown
     names: Mapping[int, str] = field(default_factory=dict)  # how a message names another guest, by VMID (optional)
 
     @property
@@ -276,22 +282,61 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
     resize = _resize(spec, config, before, after)
     written = [*updates, *deletions]
     running = observed.running
-    waiting = observed.pending | observed.cloudinit_pending | {key for key in written if held_until_restart(key, config)}
+    held = {key for key in written if held_until_restart(key, config, updates.get(key))}
+    recorded = _restart.awaiting(config.get('description'), config, observed.vmid, observed.started, running)
+    waiting = observed.pending | observed.cloudinit_pending | held | recorded
     stop = running and spec.state == 'stopped'
     restart = running and not stop and (spec.state == 'restarted' or bool(waiting and spec.apply_mode == 'reboot'))
     start = not running and spec.state in ('started', 'restarted')
     stays_running_unrestarted = running and not (stop or restart)
     ci_written = drive_added or any(is_cloudinit_key(key) for key in written)
+    _track_restart(observed, updates, deletions, held, stays_running_unrestarted, keep=restart)
     actions = [*upload, *_write_actions(updates, deletions, resize, regenerate=ci_written and not stays_running_unrestarted), *replaced]
     if stop or restart:
         actions.append(_shutdown(spec))
     if start or restart:
         actions.append(Action(START))
+    if restart:
+        actions.extend(_drop_restart_record(updates.get('description', config.get('description'))))
     if spec.state in POWER_STATES:
         before['status'] = observed.status
         after['status'] = 'stopped' if stop or not (running or start) else 'running'
     reboot_required = tuple(sorted(waiting)) if stays_running_unrestarted else ()
     return Plan(tuple(actions), before, after, reboot_required)
+
+
+def _track_restart(observed: Observed, updates: dict[str, Any], deletions: list[str], held: set[str], keeps_running: bool,
+                   keep: bool) -> None:
+    """Put the restart record (``_restart``) into the config write of ``updates``/``deletions``, if there is one: with
+    the ``held`` keys while the VM keeps running unrestarted (those PVE reports nowhere: ``_restart.unreported``), without it when the VM is or will be stopped; as it is
+    when the run restarts the VM (``keep``: dropped after the restart). It never makes a write of its own."""
+    notes = updates.get('description', observed.config.get('description'))
+    tracked = _restart.unreported(held)
+    if not (updates or deletions) or keep or not (tracked or _restart.read_record(notes)):
+        return
+    if keeps_running:
+        booted = observed.current if observed.current is not None else observed.config
+        written = {**{key: None for key in deletions}, **updates}
+        try:
+            after = _restart.with_record(notes, booted, written, observed.vmid, observed.started, tracked)
+        except NotesTooLongError as exc:
+            raise SpecError('name', f'{observed.describe()} cannot take the record of what awaits its restart in its Notes: '
+                                    f'{exc}; or set apply_mode: reboot') from None
+    else:
+        after = _restart.without_record(notes)
+    if not after and notes:
+        updates.pop('description', None)
+        deletions.append('description')
+    elif after != (notes or '').rstrip():
+        updates['description'] = after
+
+
+def _drop_restart_record(notes: str | None) -> list[Action]:
+    """A config write dropping the restart record, for after a restart; none when there is no record."""
+    if _restart.read_record(notes) is None:
+        return []
+    after = _restart.without_record(notes)
+    return [Action(CONFIGURE, {'set': {'description': after}, 'delete': []} if after else {'set': {}, 'delete': ['description']})]
 
 
 def _plan_create(spec: VmSpec, creation: Creation, seed: str | None) -> Plan:

@@ -99,10 +99,36 @@ class Declared:
         seed = None if spec.user_data is None else nocloud_seed(user_data=spec.user_data, local_hostname=spec.name)
         return cls(spec, dns_address, seed)
 
-    @property
-    def seed_volume(self):
-        """The volume ID the seed ISO has on its storage (its content hash names it), or None without user_data."""
-        return self.seed and seed_volume(self.spec.user_data_storage, self.spec.name, self.seed.content_hash)
+    def seed_volume_on(self, storage):
+        """The volume ID the seed ISO gets on storage (its content hash names it), or None without user_data."""
+        return self.seed and seed_volume(storage, self.spec.name, self.seed.content_hash)
+
+
+def seed_volume_for(client, declared, node, config=None):
+    """The volume ID of user_data's seed ISO on the storage it goes to, or None without user_data.
+
+    That storage is user_data_storage when declared. Else the one of the seed already attached with this content
+    (config), so a VM keeps its seed until user_data changes; else the first shared storage with content iso on
+    node; else local. A seed on local storage pins the VM to its node: qemu-server (PVE/QemuMigrate.pm,
+    scan_local_volumes) refuses to migrate a "local cdrom image", and HA cannot relocate the VM.
+    """
+    if declared.seed is None:
+        return None
+    storage = declared.spec.user_data_storage
+    if storage is None:
+        key = seed_drive_key(config or {})
+        current = parse_drive(config[key])[0] if key else ''
+        if current.partition(':')[2] == declared.seed_volume_on(DEFAULT_SEED_STORAGE).partition(':')[2]:
+            storage = current.partition(':')[0]
+        else:
+            storage = next(iter(shared_iso_storages(client, node)), DEFAULT_SEED_STORAGE) if node else DEFAULT_SEED_STORAGE
+    return declared.seed_volume_on(storage)
+
+
+def shared_iso_storages(client, node):
+    """The shared storages enabled and active on node with content iso, by name."""
+    items = client.get(f'/nodes/{node}/storage', content='iso', enabled=1, context=f'listing the ISO storages of {node}')
+    return sorted(item['storage'] for item in items or () if as_bool(item.get('shared')) and as_bool(item.get('active', 1)))
 
 
 def reconcile_vm(client, params, check_mode=False):
@@ -119,7 +145,9 @@ def reconcile_vm(client, params, check_mode=False):
     # Only a plan counts on images that an earlier task of the same run makes (pve_iso): a real run finds them made.
     planned_images = (params.get('planned_images') or ()) if check_mode else ()
     creation = None if observed is not None or spec.state == 'absent' else plan_creation(client, spec, resources, planned_images)
-    plan = plan_vm(spec, observed, creation, declared.seed_volume)
+    seed = seed_volume_for(client, declared, observed.node if observed else creation and creation.node,
+                           observed.config if observed else None)
+    plan = plan_vm(spec, observed, creation, seed)
 
     vm = Vm(observed.vmid, observed.node, spec.name) if observed else Vm(spec.vmid, creation and creation.node, spec.name)
     outcome = Outcome(vm, final_status(plan, observed))
@@ -150,14 +178,23 @@ def observe(client, entry, restart_matters=True):
     vm = Vm(vmid, node, entry.get('name') or '')
     config = client.vm_config(node, vmid)
     if not restart_matters and entry.get('status') in ('running', 'stopped'):
-        return Observed(vmid, node, entry['status'], config)
-    status = read_status(client, vm)['status']
+        return Observed(vmid, node, entry['status'], config, started=boot_started(entry))
+    status_now = read_status(client, vm)
+    status = status_now['status']
     current = client.vm_config(node, vmid, current=True) if status == 'running' else None
     cloudinit_pending = frozenset()
     if cloudinit_drive_key(config):
         items = client.get(vm.path('/cloudinit'), context=f'reading the cloud-init drive of {vm}') or ()
         cloudinit_pending = frozenset(item['key'] for item in items if 'pending' in item or as_bool(item.get('delete')))
-    return Observed(vmid, node, status, config, current, cloudinit_pending)
+    return Observed(vmid, node, status, config, current, cloudinit_pending, started=boot_started(status_now))
+
+
+def boot_started(status):
+    """When a running VM's QEMU process started, in epoch seconds of this machine's clock, from the ``uptime`` of a
+    ``/cluster/resources`` entry or of ``status/current`` (``_restart``); None when the VM is not running or PVE gave none."""
+    if status.get('status') != 'running' or status.get('uptime') is None:
+        return None
+    return int(time.time()) - int(status['uptime'])
 
 
 def read_status(client, vm):

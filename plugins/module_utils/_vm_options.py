@@ -9,7 +9,7 @@ from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._vm import DEFAULT_AGENT_TIMEOUT, DEFAULT_SHUTDOWN_TIMEOUT
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import DEFAULT_OWNER_TAG, DEFAULT_SEED_STORAGE
+from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import DEFAULT_OWNER_TAG
 
 ARGUMENT_SPEC = dict(
     name=dict(type='str', required=True),
@@ -39,7 +39,7 @@ ARGUMENT_SPEC = dict(
     ci_password=dict(type='str', no_log=True),
     ssh_keys=dict(type='list', elements='str', no_log=False),
     user_data=dict(type='str', no_log=True),
-    user_data_storage=dict(type='str', default=DEFAULT_SEED_STORAGE),
+    user_data_storage=dict(type='str'),
     tags=dict(type='list', elements='str'),
     protection=dict(type='bool'),
     onboot=dict(type='bool'),

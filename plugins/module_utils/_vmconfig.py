@@ -69,6 +69,10 @@ APPLIED_LIVE = frozenset(('name', 'description', 'onboot', 'tags', 'protection',
                           'vmstatestorage'))
 # PVE's default "hotplug" value; "1" means the same, "0" nothing.
 DEFAULT_HOTPLUG = ('network', 'disk', 'usb')
+# A NIC change of these needs the NIC unplugged, so hotplug "network" (qemu-server QemuServer.pm vmconfig_update_net).
+NET_REPLUG_PROPERTIES = ('model', 'macaddr', 'queues', 'mtu')
+# qemu-server Memory.pm $STATICMEM: memory hot-plug refuses less.
+MIN_HOTPLUG_MEMORY = 1024
 # Defaults PVE uses for an absent key, so an absent key equals its declared default.
 PVE_DEFAULT_CORES = 1
 PVE_DEFAULT_SOCKETS = 1
@@ -298,19 +302,39 @@ def machine_family(value: Any) -> str:
     return machine_type
 
 
-def held_until_restart(key: str, config: Mapping[str, Any]) -> bool:
-    """Whether a change of ``key`` on a running VM takes effect only after a restart.
+def held_until_restart(key: str, config: Mapping[str, Any], value: Any = None) -> bool:
+    """Whether a change of ``key`` to ``value`` (None: removed) on a running VM takes effect only after a restart.
 
-    PVE keeps it pending (everything but the fast-plug keys and what ``hotplug`` allows), or, for the
-    cloud-init keys, applies it to the config but the guest reads it only at the next boot (A.5).
+    PVE keeps it pending (everything but the fast-plug keys and what it hot-plugs), or, for the cloud-init keys,
+    applies it to the config but the guest reads it only at the next boot (A.5). What PVE hot-plugs follows
+    qemu-server ``PVE/QemuServer.pm``, ``vmconfig_hotplug_pending``: a NIC whose bridge, VLAN tag, trunks, firewall,
+    rate or link_down change is re-plugged at once whatever ``hotplug`` says (``vmconfig_update_net``); a new or
+    removed NIC, or one whose model, MAC, queues or MTU change, needs hotplug ``network``; memory needs hotplug
+    ``memory`` (and at least 1024 MiB, ``PVE/QemuServer/Memory.pm``, ``qemu_memory_hotplug``).
     """
     if key in CLOUDINIT_KEYS or _IPCONFIG_KEY.match(key):
         return True
     if key in APPLIED_LIVE:
         return False
-    hotplug = str(config.get('hotplug', '1'))
-    enabled = DEFAULT_HOTPLUG if hotplug == '1' else () if hotplug == '0' else tuple(hotplug.split(','))
-    return not (_NET_KEY.match(key) and 'network' in enabled)
+    enabled = hotplug_features(config.get('hotplug'))
+    if _NET_KEY.match(key):
+        if 'network' in enabled:
+            return False
+        if config.get(key) is None or value is None:
+            return True
+        before, after = _net_value(config[key]), _net_value(value)
+        return any(before.get(prop) != after.get(prop) for prop in NET_REPLUG_PROPERTIES) or not (before.get('bridge') and after.get('bridge'))
+    if key == 'memory':
+        return 'memory' not in enabled or (value is not None and _integer_value(PVE_DEFAULT_MEMORY, 'current')(value) < MIN_HOTPLUG_MEMORY)
+    return True
+
+
+def hotplug_features(value: Any) -> frozenset[str]:
+    """The features a ``hotplug`` value enables (qemu-server parse_hotplug_features): absent or ``1`` is PVE's default."""
+    text = str(value if value is not None else '1').strip()
+    if text == '0':
+        return frozenset()
+    return frozenset(DEFAULT_HOTPLUG if text == '1' else _LIST_SEPARATORS.split(text)) - {''}
 
 
 def is_cloudinit_key(key: str) -> bool:
@@ -487,7 +511,7 @@ class VmSpec:
     ci_password: str | None = None
     ssh_keys: tuple[str, ...] | None = None
     user_data: str | None = None
-    user_data_storage: str = DEFAULT_SEED_STORAGE
+    user_data_storage: str | None = None  # None: chosen by _vm.seed_volume_for
     tags: frozenset[str] | None = None
     protection: bool | None = None
     onboot: bool | None = None

@@ -12,7 +12,7 @@ description:
   - Lists the QEMU VMs, templates and containers of the cluster from one C(GET /cluster/resources), in VMID order.
   - Ownership is the owner tag and an owner record in the guest's Notes naming its own VMID (a clone inherits the
     tag and the Notes, but not a record naming it). The listing has no Notes, so the config of each listed guest that
-    carries O(owner_tag) is read for its record: one request per such guest.
+    carries O(owner_tag) is read for its record, one request per such guest.
   - With O(details=true) it also reads each listed guest's config for its protection flag, and finds the linked
     clones of each listed template. That takes one request per listed guest, and one per VM of the cluster for each
     listed template.

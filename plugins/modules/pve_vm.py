@@ -189,9 +189,12 @@ options:
     type: str
   user_data_storage:
     description:
-      - Storage with content type C(iso) for the seed ISO of O(user_data).
+      - Storage with content type C(iso) for the seed ISO of O(user_data). The seed stays attached to the VM.
+      - When not set, a seed already attached with the same content stays where it is; a new seed goes to the first
+        shared storage (by name) with content C(iso) on the VM's node, else to C(local).
+      - A seed on C(local) or another non-shared storage blocks migration and HA relocation of the VM (Proxmox VE
+        refuses to migrate a local CD-ROM image); set a shared storage here for VMs that must move.
     type: str
-    default: local
   tags:
     description:
       - Tags of the VM, compared as a set (PVE lower-cases and sorts them). The owner tag is always kept.

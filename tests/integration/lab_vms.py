@@ -9,6 +9,7 @@ import subprocess
 from urllib.parse import quote
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import PveClient
+from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 
 TEMPLATE = 9017
 NODE = 'pve1'
@@ -16,6 +17,11 @@ NODE = 'pve1'
 
 def client(lab):
     return PveClient(lab.url, lab.user, lab.token_name, lab.token_secret, ca_path=str(lab.cafile))
+
+
+def owned(vmid, notes='', owner_tag='puls-managed'):
+    """The config that marks VM vmid as the collection's: the owner tag and the owner record naming vmid in its Notes."""
+    return dict(tags=owner_tag, description=with_record(notes, owner_tag, vmid))
 
 
 def ssh_key(directory):

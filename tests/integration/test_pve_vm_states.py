@@ -10,9 +10,11 @@ from __future__ import annotations
 import ast
 import pathlib
 
+import lab_vms
 import pytest
 import yaml
 from lab.images import qcow2
+from lab.seed import SHARED_STORAGE
 from playbooks import four_runs, run_playbook
 from pve_vm_plays import TASK, cluster_vms, inventory, sent, ssh_public_key, vm_env, vm_named, vm_play
 
@@ -127,6 +129,52 @@ def test_the_module_examples_run_against_the_lab(lab, tmp_path):
     assert run.one('Linked clone on DHCP, its address reported by the guest agent')['address'] in lab.dhcp_pool
     db1 = vm_named(lab, 'db1').config
     seed = db1['ide2'].split(',')[0]
-    assert seed.startswith('local:iso/puls-seed-db1-') and b'packages: [postgresql]' in lab.volume_bytes(seed)
+    # No user_data_storage: the seed goes to the lab's shared storage with content iso.
+    assert seed.startswith(SHARED_STORAGE + ':iso/puls-seed-db1-') and b'packages: [postgresql]' in lab.volume_bytes(seed)
     assert vm_named(lab, 'legacy-app').config['protection'] in (1, '1')
     assert not [config for config in cluster_vms(lab).values() if config.get('name') == 'ci-runner']
+
+
+def ha_tasks(lab, vmid):
+    """The types of the power tasks of VM vmid, oldest first, with the user that ran them."""
+    return lab.call(lambda: [(task['type'], task['user']) for task in lab.pve.tasklog
+                             if task['id'] == str(vmid) and task['type'] in ('hastart', 'hastop', 'qmstart', 'qmshutdown', 'qmstop')])
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_start_and_stop_of_ha_managed_vms_end_with_the_vm_in_the_declared_state(lab, tmp_path):
+    env = vm_env(lab, tmp_path)
+    api = lab_vms.client(lab)
+    assert run_playbook(tmp_path, vm_play(), env, inventory({
+        'ha-up': {'image': TEMPLATE, 'state': 'stopped'}, 'ha-down': {'image': TEMPLATE, 'state': 'started'}}), name='create').rc == 0
+    up, down = vm_named(lab, 'ha-up').vmid, vm_named(lab, 'ha-down').vmid
+    api.post('/cluster/ha/resources', sid='vm:%d' % up, state='stopped')
+    api.post('/cluster/ha/resources', sid='vm:%d' % down, state='started')
+    # The HA manager acts 5 s after a request: far longer than the module takes to end after the task.
+    lab.pve.ha_delay = 500
+
+    run = run_playbook(tmp_path, vm_play(), env, inventory({'ha-up': {'state': 'started'}, 'ha-down': {'state': 'stopped'}}),
+                       name='power')
+    assert run.rc == 0, run.stdout
+    # When the module is done, the VMs are as declared, not merely requested: the tasks were HA requests.
+    assert (status_of(lab, 'ha-up'), status_of(lab, 'ha-down')) == ('running', 'stopped')
+    assert (run.one(TASK, 'ha-up')['status'], run.one(TASK, 'ha-down')['status']) == ('running', 'stopped')
+    assert ha_tasks(lab, up)[-2:] == [('hastart', lab.token_id), ('qmstart', 'root@pam')]
+    assert ha_tasks(lab, down)[-2:] == [('hastop', lab.token_id), ('qmshutdown', 'root@pam')]
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_an_ha_request_the_manager_does_not_carry_out_fails_at_the_timeout_naming_the_vm_and_ha(lab, tmp_path):
+    env = vm_env(lab, tmp_path)
+    api = lab_vms.client(lab)
+    assert run_playbook(tmp_path, vm_play(), env, inventory({'ha-stuck': {'image': TEMPLATE}}), name='create').rc == 0
+    vmid = vm_named(lab, 'ha-stuck').vmid
+    api.post('/cluster/ha/resources', sid='vm:%d' % vmid, state='stopped')
+    lab.pve.ha_delay = 10 ** 6  # the HA manager never gets to it
+
+    run = run_playbook(tmp_path, vm_play(), env, inventory({'ha-stuck': {'state': 'started', 'timeout': 3}}), name='stuck')
+    assert run.rc != 0
+    message = run.one(TASK, 'ha-stuck')['msg']
+    assert 'VM %d on pve1 is stopped, not running' % vmid in message
+    assert 'VM %d is HA-managed (HA state: request_start)' % vmid in message and 'vm:%d' % vmid in message
+    assert status_of(lab, 'ha-stuck') == 'stopped'

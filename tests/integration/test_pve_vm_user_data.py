@@ -13,6 +13,7 @@ import re
 
 import pytest
 from lab.images import qcow2
+from lab.seed import SHARED_STORAGE
 from playbooks import four_runs, run_playbook
 from pve_vm_plays import TASK, cluster_vms, inventory, vm_env, vm_named, vm_play
 from uploads import assert_pve_ordered_upload
@@ -29,8 +30,8 @@ def seed_of(lab, name):
     return volid
 
 
-def iso_volumes(lab):
-    return lab.call(lambda: sorted('local:iso/' + name for name in lab.pve.storages['local']['files']))
+def iso_volumes(lab, storage=SHARED_STORAGE):
+    return lab.call(lambda: sorted('{0}:iso/{1}'.format(storage, name) for name in lab.pve.storages[storage]['files']))
 
 
 @pytest.mark.lab(time_scale=0.01)
@@ -46,13 +47,14 @@ def test_user_data_is_delivered_on_a_seed_iso_replaced_when_it_changes_and_delet
     clone, imported = runs.real.one(TASK, 'ud-clone'), runs.real.one(TASK, 'ud-import')
 
     first_seed = seed_of(lab, 'ud-clone')
-    found = re.fullmatch(r'local:iso/puls-seed-ud-clone-([0-9a-f]{12})\.iso', first_seed)
+    # No user_data_storage: the lab's shared storage with content iso (a seed on local would pin the VM to its node).
+    found = re.fullmatch(SHARED_STORAGE + r':iso/puls-seed-ud-clone-([0-9a-f]{12})\.iso', first_seed)
     assert found and clone['diff']['after']['user_data'] == first_seed
     data = lab.volume_bytes(first_seed)
     assert FIRST.encode() in data and ('instance-id: iid-puls-%s' % found.group(1)).encode() in data
     assert b'local-hostname: ud-clone' in data
     assert_pve_ordered_upload(lab, first_seed)  # the upload as the module sent it parses with PVE's multipart rules
-    assert seed_of(lab, 'ud-import').startswith('local:iso/puls-seed-ud-import-')
+    assert seed_of(lab, 'ud-import').startswith(SHARED_STORAGE + ':iso/puls-seed-ud-import-')
     # PVE's own cloud-init drive is gone: a second NoCloud source would compete with the seed.
     for name, result in (('ud-clone', clone), ('ud-import', imported)):
         config = vm_named(lab, name).config
@@ -78,3 +80,27 @@ def test_user_data_is_delivered_on_a_seed_iso_replaced_when_it_changes_and_delet
     assert check.one(TASK, 'ud-import')['diff'] == real.one(TASK, 'ud-import')['diff']
     assert iso_volumes(lab) == [second_seed], 'the old seed and the destroyed VM\'s seed are deleted'
     assert [config['name'] for config in cluster_vms(lab).values() if config.get('name', '').startswith('ud-')] == ['ud-clone']
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_the_seed_goes_to_user_data_storage_else_to_a_shared_iso_storage_else_local_and_an_attached_one_stays(lab, tmp_path):
+    env = vm_env(lab, tmp_path)
+    vms = {'ud-shared': {'image': TEMPLATE, 'user_data': FIRST},
+           'ud-local': {'image': TEMPLATE, 'user_data': FIRST, 'user_data_storage': 'local'}}
+    first = run_playbook(tmp_path, vm_play(), env, inventory(vms), name='first')
+    assert first.rc == 0, first.stdout
+    assert seed_of(lab, 'ud-shared').startswith(SHARED_STORAGE + ':iso/puls-seed-ud-shared-')
+    local_seed = seed_of(lab, 'ud-local')
+    assert local_seed.startswith('local:iso/puls-seed-ud-local-')
+    assert_pve_ordered_upload(lab, local_seed)
+
+    # Declared without user_data_storage, a seed already attached with this content stays where it is (no new upload).
+    kept = run_playbook(tmp_path, vm_play(), env, inventory({'ud-local': {'image': TEMPLATE, 'user_data': FIRST}}), name='kept')
+    assert kept.rc == 0, kept.stdout
+    assert kept.one(TASK, 'ud-local')['changed'] is False and seed_of(lab, 'ud-local') == local_seed
+
+    # No shared storage with content iso on the node: local.
+    lab.call(lambda: lab.pve.storages[SHARED_STORAGE].update(content='images,import,vztmpl'))
+    plain = run_playbook(tmp_path, vm_play(), env, inventory({'ud-plain': {'image': TEMPLATE, 'user_data': FIRST}}), name='plain')
+    assert plain.rc == 0, plain.stdout
+    assert seed_of(lab, 'ud-plain').startswith('local:iso/puls-seed-ud-plain-')
