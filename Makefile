@@ -20,12 +20,14 @@ PEER_VENV := bench/.peer-venv/.installed
 BENCH_ARGS ?=
 # CHAOS_ARGS: tests/chaos/campaign.py's options (--rounds 20 --seed 2026 --faults 4 --fleet demo ...).
 CHAOS_ARGS ?=
+# SEEDS: the seeds of tests/integration/fleetgen.py's fleets for make plan-fuzz (make plan-fuzz SEEDS="33 34 35").
+SEEDS ?= $(shell seq 33 52)
 
 export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(COLLECTIONS)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export NO_COLOR := 1
 
-.PHONY: help setup test sanity lint unit integration lab demo bench chaos clean
+.PHONY: help setup test sanity lint unit integration lab demo bench chaos plan-fuzz clean
 
 help:
 	@echo "make test   set up .venv and run every test stage (sanity, lint, unit, integration)"
@@ -33,6 +35,7 @@ help:
 	@echo "make lab    run the local Proxmox lab in the foreground and print its PROXMOX_* settings"
 	@echo "make bench  benchmark a zero-drift reconcile, growth and parallel create against community.proxmox"
 	@echo "make chaos  reconcile the demo fleet through 20 rounds of injected faults and check the invariants"
+	@echo "make plan-fuzz SEEDS=\"33 34\"  check that the plan equals the run on more generated fleets"
 
 $(STAMP): tests/requirements.txt requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -88,6 +91,10 @@ bench: setup $(PEER_VENV)
 
 chaos: setup
 	@$(NETNS) $(BIN)/python tests/chaos/campaign.py $(CHAOS_ARGS)
+
+# Generated fleets (tests/integration/fleetgen.py) of these seeds: the check run's plan must be the real run's.
+plan-fuzz: setup
+	@PULS_PLAN_SEEDS="$(SEEDS)" $(NETNS) $(PYTEST) tests/integration/test_plan_equals_run.py -q -n 2 -k generated
 
 clean:
 	rm -rf .build .lab

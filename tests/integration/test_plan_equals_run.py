@@ -10,11 +10,14 @@ Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integra
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import textwrap
 
+import fleetgen
 import lab_vms
+import pytest
 from playbooks import REPO, run_playbook
 
 from lab import images
@@ -166,3 +169,174 @@ def test_the_plan_examples_of_the_docs_are_what_the_documented_fleet_prints(lab,
     for source, lines in documented['changed']:
         assert printed_plan(planned) == lines, source
     assert printed_plan(applied, 'Summary (real run)')[1:] == printed_plan(planned)[1:]
+
+
+
+# ------------------------------------------------------------------------------------------- generated fleets
+# The fixed seeds `make test` runs (they cover every dimension of fleetgen.DIMENSIONS, which a test checks); `make
+# plan-fuzz SEEDS="1 2 3"` runs others (PULS_PLAN_SEEDS). Cases without prune share a lab, PACK at a time.
+FIXED_SEEDS = tuple(range(1, 33))
+PACK = 10
+
+
+def seeds():
+    chosen = os.environ.get('PULS_PLAN_SEEDS')
+    return tuple(int(seed) for seed in chosen.replace(',', ' ').split()) if chosen else FIXED_SEEDS
+
+
+def packs(chosen):
+    cases = [fleetgen.generate(seed) for seed in chosen]
+    shared = [case for case in cases if not case.prune]
+    return [shared[index:index + PACK] for index in range(0, len(shared), PACK)] + [[case] for case in cases if case.prune]
+
+
+def test_the_fixed_seeds_cover_every_dimension_of_the_generator():
+    cases = [fleetgen.generate(seed) for seed in FIXED_SEEDS]
+    assert len(cases) >= 30
+    assert fleetgen.missing(cases) == []
+
+
+class Pack:
+    """Several generated cases in one lab: what the cluster holds first, the setup run, the inventory of the run."""
+
+    def __init__(self, lab, tmp_path, cases):
+        self.lab, self.tmp_path, self.cases = lab, tmp_path, cases
+        self.api = lab_vms.client(lab)
+        self.addresses = iter(range(1, 90))
+        self.vmids = iter(range(900, 950))
+        self.prune = any(case.prune for case in cases)
+        self.urls = {}
+
+    def replay(self):
+        return 'replay with: make plan-fuzz SEEDS="{0}"\n{1}'.format(
+            ' '.join(str(case.seed) for case in self.cases), '\n'.join(case.describe() for case in self.cases))
+
+    def prepare(self):
+        """Before any run: import volumes, served cloud images, a guest made by hand."""
+        volumes = [case.volume_file for case in self.cases]
+
+        def store():
+            for name in volumes:
+                self.lab.pve.store_file('local', name, 4 << 20, content='import')
+                self.lab.pve.volume_data['local:import/' + name] = images.qcow2(3584 << 20)
+        self.lab.call(store)
+        for case in self.cases:
+            self.urls[case.seed] = self.lab.serve(case.image_file, images.qcow2(3584 << 20))
+        # A guest never to be touched: one made by hand.
+        lab_vms.clone(self.api, next(self.vmids), 'p-foreign', description='made by hand')
+        mark_playbook(self.tmp_path, 'mark.yml')
+        for case in self.cases:
+            mark_playbook(self.tmp_path, f'{case.prefix}-base.yml')
+
+    def iso(self, case):
+        url, sums = self.urls[case.seed]
+        return dict(filename=case.image_file, content='import', node='pve1', url=url, checksum='sha256:' + sums['sha256'])
+
+    def template(self, case):
+        declared = dict(pve_provision=[f'{case.prefix}-base.yml'])
+        if case.template_from_image:
+            # An imported build VM has no guest agent to report a DHCP address.
+            declared.update(pve_image='local:import/' + case.image_file, pve_storage='local-lvm',
+                            pve_ip=f'{self.lab.address(next(self.addresses))}/24', pve_gateway=self.lab.gateway)
+        else:
+            declared.update(pve_image=fleetgen.BASE_TEMPLATE)
+        return declared
+
+    def vm(self, case, vm):
+        image = {'existing-template': fleetgen.BASE_TEMPLATE, 'declared-template': case.template_name,
+                 'downloaded-image': 'local:import/' + case.image_file, 'import-volume': 'local:import/' + case.volume_file}
+        declared = dict(pve_image=image[vm.source], pve_cores=vm.cores)
+        if vm.source in ('downloaded-image', 'import-volume'):
+            declared['pve_storage'] = 'local-lvm'
+        if vm.address == 'static':
+            declared.update(pve_ip=f'{self.lab.address(next(self.addresses))}/24', pve_gateway=self.lab.gateway)
+        elif vm.address == 'dns':
+            self.lab.dns.set(vm.name, self.lab.address(next(self.addresses)))
+        else:
+            declared['pve_ip'] = 'dhcp'
+        if vm.user_data:
+            # user_data brings its own network settings: neither pve_ip nor a DNS name of ours.
+            declared.pop('pve_ip', None)
+            declared.pop('pve_gateway', None)
+            self.lab.dns.remove(vm.name)
+            declared['pve_user_data'] = fleetgen.USER_DATA.format(name=vm.name)
+        if vm.provision:
+            declared['pve_provision'] = vm.provision
+        if vm.replace:
+            declared['pve_replace'] = vm.replace
+        if vm.absent:
+            declared['pve_state'] = 'absent'
+        if vm.protected:
+            declared['pve_protected'] = True
+        return declared
+
+    def inventories(self):
+        """(setup inventory or None, the inventory of the run)."""
+        templates, vms, isos = {}, {}, []
+        # Guests the collection made and nothing declares later: a protected one (kept, also by prune) and, for a
+        # prune case, one that prune takes.
+        stopped = dict(pve_image=fleetgen.BASE_TEMPLATE, pve_power='stopped', pve_ip='dhcp')
+        setup_templates, setup_vms, setup_isos = {}, {'p-kept': dict(stopped, pve_protected=True)}, []
+        if self.prune:
+            setup_vms['p-stray'] = dict(stopped)
+        for case in self.cases:
+            uses_image = case.template_from_image or any(vm.source == 'downloaded-image' for vm in case.vms)
+            isos += [self.iso(case)] if uses_image else []
+            if case.template != 'none':
+                templates[case.template_name] = self.template(case)
+            declared = {vm.name: self.vm(case, vm) for vm in case.vms}
+            vms.update(declared)
+            built = case.template in ('current', 'stale')
+            if built:
+                setup_templates[case.template_name] = templates[case.template_name]
+            # The old VMs to replace exist, made by the collection; so does a VM to destroy, unless the cluster is empty.
+            setup_vms.update({vm.replace: dict(stopped) for vm in case.vms if vm.replace})
+            setup_vms.update({vm.name: dict(stopped) for vm in case.vms if vm.absent and case.start != 'empty'})
+            if built and case.template_from_image:
+                setup_isos.append(self.iso(case))
+            if case.start == 'empty':
+                continue
+            present = [vm for vm in case.vms if not vm.absent and not vm.replace
+                       and not (vm.source == 'declared-template' and not built)]
+            for vm in present[:1] if case.start == 'partly-converged' else present:
+                setup_vms[vm.name] = declared[vm.name]
+            if not (built and case.template_from_image) and any(vm.name in setup_vms and vm.source == 'downloaded-image'
+                                                                for vm in case.vms):
+                setup_isos.append(self.iso(case))
+        common = dict(pve_prune=True) if self.prune else {}
+        setup = fleet(self.lab, self.tmp_path, setup_templates, setup_vms, pve_isos=setup_isos)
+        return setup, fleet(self.lab, self.tmp_path, templates, vms, pve_isos=isos, **common)
+
+    def disturb(self):
+        """After the setup run: stale templates' files change, drifted cases' first VM is stopped behind our back."""
+        for case in self.cases:
+            if case.template == 'stale':
+                path = self.tmp_path / f'{case.prefix}-base.yml'
+                path.write_text(path.read_text().replace('Leave a mark', 'Leave a newer mark'))
+            if case.start == 'drifted':
+                found = {entry['name']: entry for entry in self.api.cluster_vms()}
+                for vm in case.vms:
+                    entry = found.get(vm.name)
+                    if entry and entry.get('status') == 'running':
+                        self.api.run_task('POST', f"/nodes/{entry['node']}/qemu/{entry['vmid']}/status/stop")
+                        break
+
+
+@pytest.mark.parametrize('cases', packs(seeds()), ids=lambda cases: 'seeds-' + '-'.join(str(case.seed) for case in cases))
+def test_a_generated_fleet_is_planned_as_it_is_run_and_then_left_alone(lab, tmp_path, cases):
+    pack = Pack(lab, tmp_path, cases)
+    pack.prepare()
+    setup, inventory = pack.inventories()
+    first = site(lab, tmp_path, setup, 'setup')
+    assert first.rc == 0, 'the setup run failed; ' + pack.replay() + '\n' + why(first)
+    pack.disturb()
+    try:
+        planned, applied = plan_then_run(lab, tmp_path, inventory)
+    except AssertionError as failure:
+        raise AssertionError(pack.replay() + '\n' + str(failure)) from None
+    names = {entry['name'] for entry in lab_vms.client(lab).cluster_vms()}
+    for case in cases:
+        for vm in case.vms:
+            assert (vm.name in names) is not vm.absent, pack.replay()
+            assert not vm.replace or vm.replace not in names, pack.replay()
+    assert {'p-foreign', 'p-kept'} <= names and 'p-stray' not in names, pack.replay()
