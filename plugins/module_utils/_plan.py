@@ -282,8 +282,13 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
     resize = _resize(spec, config, before, after)
     written = [*updates, *deletions]
     running = observed.running
+    notes = config.get('description')
     held = {key for key in written if held_until_restart(key, config, updates.get(key))}
-    recorded = _restart.awaiting(config.get('description'), config, observed.vmid, observed.started, running)
+    # A value set back to the one the guest booted with (the restart record knows it) awaits nothing.
+    held -= _restart.set_back(notes, {key: updates.get(key) for key in held}, observed.vmid, observed.started, running)
+    # Judged by the config as this run leaves it.
+    written_config = {**{key: value for key, value in config.items() if key not in deletions}, **updates}
+    recorded = _restart.awaiting(notes, written_config, observed.vmid, observed.started, running)
     waiting = observed.pending | observed.cloudinit_pending | held | recorded
     stop = running and spec.state == 'stopped'
     restart = running and not stop and (spec.state == 'restarted' or bool(waiting and spec.apply_mode == 'reboot'))

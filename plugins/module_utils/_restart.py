@@ -101,6 +101,15 @@ def awaiting(notes: str | None, config: Mapping[str, Any], vmid: int, started: i
     return frozenset(key for key, booted in record.values.items() if value_hash(config.get(key)) != booted)
 
 
+def set_back(notes: str | None, written: Mapping[str, Any], vmid: int, started: int | None, running: bool) -> frozenset[str]:
+    """The keys of ``written`` (key -> new value, None: deleted) that the record of the boot VM ``vmid`` runs holds
+    with that very value: the guest booted with it, so writing it back awaits no restart."""
+    record = read_record(notes)
+    if record is None or not running or not record.same_boot(vmid, started):
+        return frozenset()
+    return frozenset(key for key, value in written.items() if record.values.get(key) == value_hash(value))
+
+
 def with_record(notes: str | None, booted: Mapping[str, Any], written: Mapping[str, Any], vmid: int, started: int | None,
                 waiting: Iterable[str]) -> str:
     """``notes`` with the record after a write of ``written`` (key -> new value, None: deleted) to the running VM
