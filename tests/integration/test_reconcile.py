@@ -210,3 +210,33 @@ def test_two_runs_at_once_on_disjoint_limits_converge_without_duplicates(lab, tm
         ok(run)
     guests = [entry['name'] for entry in api.cluster_vms() if int(entry['vmid']) != TEMPLATE]
     assert sorted(guests) == names
+
+
+def test_a_guest_cloned_by_hand_from_an_owned_template_is_neither_adopted_silently_nor_pruned(lab, tmp_path):
+    # qemu-server Qemu.pm clone_vm copies tags and Notes: a hand clone carries the owner tag and the template's owner
+    # record, which names the template's VMID, not the clone's.
+    api = lab_vms.client(lab)
+    lab_vms.clone(api, 121, 'team-golden', **lab_vms.owned(121, notes='Golden image of team A'), protection=1)
+    api.run_task('POST', '/nodes/pve1/qemu/121/template')
+    for vmid, name in ((122, 'handmade1'), (123, 'web2')):
+        api.wait_task(api.create_vm('/nodes/pve1/qemu/121/clone', vmid, name=name, full=1), 60)
+    assert 'puls-managed' in api.vm_config('pve1', 122)['tags']
+    lab_vms.clone(api, 124, 'old1', tags='puls-managed')  # as a release before the owner record tagged its VMs
+
+    # Prune on: only what the collection made and no longer declares goes; the hand clone and the legacy VM stay.
+    inventory = fleet(lab, tmp_path, {'web1': dict(pve_image='team-golden', pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway)},
+                      pve_prune=True)
+    pruned = ok(site(lab, tmp_path, inventory, 'prune'))
+    names = {entry['name'] for entry in api.cluster_vms()}
+    assert {'team-golden', 'handmade1', 'web2', 'old1', 'web1'} <= names
+    assert 'old1' in pruned.stdout and 'no owner record' in pruned.stdout
+
+    # Declared under its name, the hand clone is refused before any write, and the message says how to take it over.
+    inventory['all']['children']['pve_vms']['hosts']['web2'] = dict(pve_image='team-golden', pve_cores=4)
+    before = len(lab.writes())
+    refused = site(lab, tmp_path, inventory, 'refused')
+    assert refused.rc != 0
+    message = ' '.join(str(record['result'].get('msg')) for record in refused.failed if record['host'] == 'web2')
+    assert 'adopt' in message and '121' in message, message
+    assert not [write for write in lab.writes()[before:] if '/qemu/123' in write.path]
+    assert api.vm_config('pve1', 123)['cores'] != 4
