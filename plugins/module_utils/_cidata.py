@@ -102,7 +102,9 @@ def nocloud_seed(*, user_data: str, local_hostname: str, meta_data: str | Mappin
 
     ``meta-data`` is ``local-hostname`` plus the user's ``meta_data``, whose keys win, and always an
     ``instance-id`` that ends with the content hash: a seed whose content changes must get a new
-    instance-id, or cloud-init will not re-run its per-instance modules (proxmops' bug, FIELD-NOTES A.5).
+    instance-id, or cloud-init will not re-run its per-instance modules (proxmops' bug; PVE's own NoCloud
+    drive derives its instance-id from a hash of the generated data: qemu-server
+    ``PVE/QemuServer/Cloudinit.pm``, ``nocloud_gen_metadata``).
     An ``instance-id`` in ``meta_data`` is therefore not used as it is but as the prefix, in place of
     ``iid-puls``: the user keeps the name and the change detection still works.
 

@@ -9,7 +9,8 @@ Pure: the caller lists the resources, this decides. In order, ``image`` is
 - a VMID: that VM or template is cloned;
 - the exact name of one template;
 - else a case-insensitive substring of exactly one template's name.
-Several matches are an error listing the candidates, never a coin toss (FIELD-NOTES A.14).
+Several matches are an error listing the candidates, never a coin toss: PVE does not keep VM names unique (qemu-server ``PVE/API2/Qemu.pm``,
+``create_vm`` checks only the VMID).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ CLONE = 'clone'
 IMPORT = 'import'
 
 _URL = re.compile(r'^[A-Za-z][A-Za-z0-9+.-]*://')
-# FIELD-NOTES A.9: import-from takes volumes of content "import" (a disk image file) or "images".
+# qemu-server PVE/API2/Qemu.pm, $check_storage_access: import-from takes volumes of content "import" (a disk image file) or "images".
 _IMPORTABLE = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]:(?:import/[^/]+\.(?:qcow2|raw|vmdk)|\d+/[^/]+)$')
 
 

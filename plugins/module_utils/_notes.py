@@ -7,7 +7,7 @@ paths, hashes lower-case hex. Puls wrote the same shape with basenames as keys, 
 as they are. Other managed blocks of the same shape pass their own ``tag`` and notes limit (pve_iso
 keeps ``[puls-files: VOLID=HASH,...]`` in a node's notes). Every other character of the Notes
 belongs to humans and is kept byte for byte, except trailing whitespace, which PVE strips on every
-write (FIELD-NOTES A.7): what this module returns is already stripped, and ``same_notes`` compares
+write (qemu-server ``PVE/QemuServer.pm``, ``parse_vm_config``): what this module returns is already stripped, and ``same_notes`` compares
 stripped texts.
 
 Pure: strings in, strings out.

@@ -18,7 +18,7 @@ Actions, as (kind, params), on the VM found or just created:
 - ``resize``: disk, size (PVE form); ``verify_size`` when the current size was unknown while planning
   (after an import): the module reads it and asks ``grow_needed`` first.
 - ``regenerate_cloudinit``; ``shutdown``: timeout (graceful, then a forced stop); ``start``;
-  ``destroy``: purge and destroy-unreferenced-disks (FIELD-NOTES A.15).
+  ``destroy``: purge and destroy-unreferenced-disks (qemu-server ``PVE/API2/Qemu.pm``, ``destroy_vm``).
 - ``upload_seed``: volid, the NoCloud seed ISO of ``user_data`` (first, so a failed upload creates nothing);
   ``delete_volume``: volid, a seed ISO the VM no longer uses (after the config points elsewhere, or
   after the destroy).
@@ -26,7 +26,7 @@ Actions, as (kind, params), on the VM found or just created:
 Decisions:
 - Declared values are compared with the pending-merged config (``GET config``): a value an earlier
   report-mode run wrote is not written again. What waits for a restart is ``reboot_required``:
-  PVE's pending keys (``config`` vs ``current=1``, FIELD-NOTES A.4), the cloud-init keys not yet on
+  PVE's pending keys (``config`` vs ``current=1``, qemu-server ``PVE/API2/Qemu.pm``, ``vm_config``), the cloud-init keys not yet on
   the drive (``GET .../cloudinit``), the keys this run writes that PVE holds pending or that
   the guest reads only at boot (every cloud-init key, A.5), and the keys of the VM's restart record
   (``_restart``) that still await a restart of the boot it was written in.
@@ -102,7 +102,7 @@ DELETE_VOLUME = 'delete_volume'
 POWER_STATES = ('started', 'stopped', 'restarted')
 # Where a missing cloud-init drive goes: ide2 as PVE's own docs and GUI do, else the next free slot.
 _CLOUDINIT_SLOTS = ('ide2', 'ide0', 'ide1', 'ide3', 'sata0', 'sata1', 'sata2', 'sata3', 'sata4', 'sata5')
-# The disk controller, console and boot order a cloud image needs (FIELD-NOTES A.16).
+# The disk controller, console and boot order a cloud image needs (the Proxmox VE wiki, Cloud-Init Support: cloud images expect a serial console).
 _IMPORT_BASE = {'scsihw': 'virtio-scsi-single', 'boot': 'order=scsi0', 'serial0': 'socket', 'vga': 'serial0'}
 
 

@@ -324,7 +324,7 @@ class Execution:
         self.vm.vmid = self._create(f'/nodes/{node}/qemu/{vmid}/clone', newid, context, owner_tag=owner_tag, notes=notes,
                                     full=full, target=target, storage=storage, pool=pool)
         self.vm.node = target or node
-        # A clone's config keeps "lock: clone" until its disks are copied (FIELD-NOTES A.2).
+        # A clone's config keeps "lock: clone" until its disks are copied (qemu-server PVE/API2/Qemu.pm, clone_vm).
         self.client.wait_unlocked(self.vm.node, self.vm.vmid, self.timeout)
 
     def create_by_import(self, node, config, newid=None, pool=None, owner_tag=None):

@@ -12,7 +12,7 @@ Decisions:
 - ``disk_size`` is an absolute size: a number with K, M, G or T (binary units), a bare number means
   GiB (a VM disk of N bytes is never what is meant), no fractions, no relative ``+8G`` (the declared
   state must not grow on every run). Sizes are compared in bytes.
-- ``machine``: q35 is written ``q35``, i440fx ``pc`` (FIELD-NOTES A.16). A pinned version
+- ``machine``: q35 is written ``q35``, i440fx ``pc`` (qemu-server ``PVE/QemuServer/Machine.pm``). A pinned version
   (``pc-q35-9.0``, ``pc-i440fx-8.1``) counts as its family: re-writing it would change the guest's
   virtual hardware for no declared reason. A missing key is PVE's default, i440fx.
 - ``ci_password``: PVE returns it masked (``**********``), so a changed password cannot be detected.
@@ -48,7 +48,7 @@ DEFAULT_NIC_MODEL = 'virtio'
 MASK = '********'
 STATES = ('present', 'started', 'stopped', 'restarted', 'absent')
 APPLY_MODES = ('report', 'reboot')
-# FIELD-NOTES A.16: PVE calls i440fx "pc".
+# PVE calls i440fx "pc" (qemu-server PVE/QemuServer/Machine.pm).
 MACHINE_TYPES = {'q35': 'q35', 'i440fx': 'pc'}
 SSH_KEY_TYPES = frozenset((
     'ssh-ed25519', 'ssh-rsa', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521',
@@ -62,7 +62,7 @@ NIC_MODELS = frozenset((
 # The pve_vm options that end up on PVE's cloud-init drive.
 CLOUDINIT_OPTIONS = ('ip', 'gateway', 'nameservers', 'searchdomain', 'ci_user', 'ci_password', 'ssh_keys')
 # PVE config keys read by cloud-init; PVE applies them to the config of a running VM at once (qemu-server
-# 71d9006b), but the guest sees them only after the drive is regenerated and the VM restarts (FIELD-NOTES A.5).
+# 71d9006b), but the guest sees them only after the drive is regenerated and the VM restarts (qemu-server PVE/QemuServer.pm, vmconfig_hotplug_pending).
 CLOUDINIT_KEYS = frozenset(('ciuser', 'cipassword', 'citype', 'ciupgrade', 'cicustom', 'nameserver', 'searchdomain', 'sshkeys'))
 # What PVE applies to a running VM at once (QemuServer.pm vmconfig_hotplug_pending, the fast-plug list).
 APPLIED_LIVE = frozenset(('name', 'description', 'onboot', 'tags', 'protection', 'startup', 'hookscript', 'lock', 'shares',
@@ -262,7 +262,7 @@ def disk_size(config: Mapping[str, Any], key: str) -> int | None:
     return parse_size(size) if size else None
 
 
-# Scalars as PVE returns them (integers, 0/1, strings: FIELD-NOTES A, "GET config: typed values").
+# Scalars as PVE returns them (integers, 0/1, strings: qemu-server PVE/QemuServer.pm, parse_vm_config and check_type).
 
 def as_bool(value: Any, default: bool = False) -> bool:
     """A PVE or Ansible boolean (True, 1, "1", "yes", "on", ...) as bool; None is ``default``."""
@@ -283,7 +283,8 @@ def normalize_tags(value: Any) -> frozenset[str]:
 
 
 def encode_sshkeys(keys: Iterable[str]) -> str:
-    """The ``sshkeys`` value: keys joined by newlines, percent-encoded (``+`` for space is refused, FIELD-NOTES A.6)."""
+    """The ``sshkeys`` value: keys joined by newlines, percent-encoded (``+`` for space is refused by pve-common
+    ``PVE/JSONSchema.pm``, format ``urlencoded``)."""
     return quote('\n'.join(keys), safe='')
 
 

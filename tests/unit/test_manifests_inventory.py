@@ -1,6 +1,6 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The inventory plugin puls.proxmox.manifests: proxmops manifests become the inventory of DESIGN.md section 1.
+"""The inventory plugin puls.proxmox.manifests: proxmops manifests become the inventory docs/index.md describes.
 
 Whole trees are listed by a real ``ansible-inventory --list`` with the collection on ANSIBLE_COLLECTIONS_PATH, as a
 user runs it (group_vars and warnings included). Invalid manifests are parsed in this process through Ansible's
