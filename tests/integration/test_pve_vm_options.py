@@ -63,10 +63,16 @@ def test_each_option_group_converges_in_four_runs(lab, tmp_path):
     # Clones: full with storage; linked on the template's node, with neither storage, format nor target.
     clones = sent(lab, 'POST', '/nodes/pve1/qemu/%d/clone' % TEMPLATE)
     by_name = {form['name']: form for form in clones}
+    template_notes = lab.call(lambda: lab.pve.vm(TEMPLATE).config.get('description'))
+    # The clone is made with the template's Notes and the owner record of its own VMID (a clone copies the Notes).
+    for name in ('cl-full', 'cl-linked'):
+        assert by_name[name].pop('description') == '%s\n\n[puls-owner: puls-managed=%d]' % (template_notes, real[name]['vmid'])
     assert by_name['cl-full'] == {'full': '1', 'storage': 'local-lvm', 'newid': str(real['cl-full']['vmid']), 'name': 'cl-full'}
     assert by_name['cl-linked'] == {'full': '0', 'newid': str(real['cl-linked']['vmid']), 'name': 'cl-linked'}
     assert real['cl-linked']['node'] == real['cl-full']['node'] == 'pve1'
-    assert lab.call(lambda: lab.pve.base_in_use('local-lvm:base-%d-disk-0' % TEMPLATE)), 'the linked clone uses the base'
+    # On LVM-thin the clone's volume name does not say it, only the lab knows the thin snapshot's origin.
+    linked_volume = 'local-lvm:vm-%d-disk-0' % real['cl-linked']['vmid']
+    assert lab.call(lambda: lab.pve.linked_base(linked_volume)) == '%d/base-%d-disk-0' % (TEMPLATE, TEMPLATE), 'a linked clone'
     assert len(clones) == len(vms) - 2, 'every VM was created once'
 
     # Import: a bootable cloud-image VM on the freest node, grown to disk_size.
@@ -125,8 +131,10 @@ def test_drift_in_declared_settings_is_corrected_and_the_rest_left_alone(lab, tm
     vm = vm_named(lab, 'drift1')
     mac = vm.config['net0'].split(',')[0]
 
+    notes = 'set by hand\n\n' + vm.config['description']  # the owner record stays
+
     def by_hand():
-        vm.config.update(cores=1, memory='4096', description='set by hand', tags='db;puls-managed;web;extra')
+        vm.config.update(cores=1, memory='4096', description=notes, tags='db;puls-managed;web;extra')
     lab.call(by_hand)
     # The tags differ from the declared ones in order and case only: no change there.
     again = dict(declared, tags=['DB', 'Web', 'extra'], vlan=11)
@@ -140,7 +148,7 @@ def test_drift_in_declared_settings_is_corrected_and_the_rest_left_alone(lab, tm
     # A running VM takes cores and memory at its next boot (report mode): reboot_required says so; a NIC is hot-plugged.
     assert done['reboot_required'] == ['cores', 'memory'] and done['status'] == 'running'
     config = vm_named(lab, 'drift1').config
-    assert config['description'] == 'set by hand', 'an undeclared setting is left alone'
+    assert config['description'] == notes, 'an undeclared setting is left alone'
     assert str(config['net0']).startswith(mac + ','), 'the MAC is kept'
 
     # apply_mode: reboot restarts it (graceful shutdown, then start), and nothing waits any more.
