@@ -10,14 +10,16 @@ without complaint (pve-storage ``PVE/Storage/LvmThinPlugin.pm``, ``clone_image``
 ``PVE/Storage.pm``, the notes above ``volume_is_base_and_used`` and in ``vdisk_free``).
 
 There the collection judges by what a clone inherits. ``clone_vm`` (qemu-server ``PVE/API2/Qemu.pm``) copies every
-config key but disks and NICs, the Notes and ``meta`` included. So a guest may be a linked clone of template X when it
-has a disk volume of its own (``vm-N-disk-M``, not a base) on an LVM-thin storage, or one whose type it cannot see,
-holding a base volume of X, and:
+config key but disks and NICs, the Notes included. A template pve_template made carries a template block
+(``[puls-template: ...]``, its spec hashes) in its Notes, so a guest may be a linked clone of it when it has a disk
+volume of its own (``vm-N-disk-M``, not a base) on an LVM-thin storage, or one whose type it cannot see, holding a
+base volume of the template, and carries the same block. A full clone carries it too and cannot be told apart: it
+is counted, which keeps a template longer than needed, never shorter.
 
-- X carries a template block (``[puls-template: ...]``, written by pve_template's conversion): the guest carries the
-  same block. A guest with another template's block, or none, was made from something else;
-- X carries none (made outside pve_template): the guest carries no template block either, and its ``meta`` is X's
-  (or one of them has none). A guest made by create rather than clone has a ``meta`` of its own.
+A template without a template block (made outside pve_template) gives nothing to judge by: ``meta`` is copied by
+every clone, so all clones of one original share it with each other as well. PVE itself cannot tell either, and a
+thin snapshot outlives its origin (the note at the top of LvmThinPlugin.pm: "LVM thin allows deletion of such base
+volumes without affecting the linked clones"), so destroying such a template harms no clone: none is counted.
 
 Templates are not counted: their volumes are base volumes. Documented in docs/index.md (Templates).
 """
@@ -62,15 +64,9 @@ def hides_base(storage: str, storage_types: Mapping[str, str]) -> bool:
 
 
 def made_from(template_config: Mapping[str, Any], config: Mapping[str, Any]) -> bool:
-    """Whether what the guest inherited is the template's (see the module's docstring)."""
+    """Whether the guest inherited the template's block (see the module's docstring); never for a template without one."""
     theirs = recorded_entries(template_config.get('description'))
-    mine = recorded_entries(config.get('description'))
-    if theirs:
-        return mine == theirs
-    if mine:
-        return False
-    template_meta, meta = template_config.get('meta'), config.get('meta')
-    return not (template_meta and meta and template_meta != meta)
+    return bool(theirs) and recorded_entries(config.get('description')) == theirs
 
 
 def may_be_linked(template_config: Mapping[str, Any], template_vmid: int, config: Mapping[str, Any],

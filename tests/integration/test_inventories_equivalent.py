@@ -17,6 +17,7 @@ import lab_vms
 import pytest
 from playbooks import REPO, run_playbook
 
+from lab.seed import SHARED_STORAGE
 from lab.serving import Lab
 
 MAKE_LAB_BLOCK = '127.77.0.'
@@ -64,10 +65,12 @@ def cluster(lab):
                   if key not in GENERATED_KEYS}
         text = repr(sorted(config.items())).replace(block, '<block>.')
         text = re.sub(r'\b(vm|base)-{0}-'.format(entry['vmid']), r'\1-<vmid>-', text)
+        # The owner record names the guest's own VMID.
+        text = re.sub(r'(\[puls-owner: [^\]]*?=){0}\b'.format(entry['vmid']), r'\1<vmid>', text)
         text = re.sub(r'(?i)\b([0-9a-f]{2}:){5}[0-9a-f]{2}\b', '<mac>', text)
         guests[entry['name']] = (entry['node'], text)
     files = sorted({(item['volid'], item['content']) for node in lab.nodes
-                    for storage in ('local', 'local-lvm')
+                    for storage in ('local', 'local-lvm', SHARED_STORAGE)
                     for item in api.get('/nodes/{0}/storage/{1}/content'.format(node, storage))
                     if not re.search(r'\b(vm|base)-\d+-', item['volid'])})
     return guests, files
