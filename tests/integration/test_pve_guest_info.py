@@ -14,7 +14,9 @@ from ansible_collections.puls.proxmox.plugins.modules import pve_guest_info
 
 def test_examples_list_owned_guests_with_protection_and_a_templates_linked_clones(lab, tmp_path):
     api = lab_vms.client(lab)
-    lab_vms.clone(api, 120, 'web1', **dict(lab_vms.owned(120), tags='puls-managed;web'), protection=1)
+    web1 = dict(lab_vms.owned(120), protection=1)
+    web1['tags'] = 'puls-managed;web'
+    lab_vms.clone(api, 120, 'web1', **web1)
     # A template as pve_template makes it: its template block is what tells its clones on LVM-thin.
     lab_vms.clone(api, 121, 'base1', **lab_vms.owned(121, notes='[puls-template: spec=0123456789ab]'))
     api.run_task('POST', '/nodes/pve1/qemu/121/template')
