@@ -16,8 +16,10 @@ description:
     C(1 to create, 0 to update, 0 to build, 0 to rebuild, 1 to provision, 0 to replace, 0 to destroy, 0 to prune, 3 ok).
   - >-
     The actions are C(create), C(update), "update (reboot needed)", C(build), "rebuild (REASON)",
-    C(provision FILE, FILE), C(replace OLD), C(destroy), C(prune), or C(ok) alone when nothing is to be done.
-    A total counts machines, so a machine with two files to run counts once in C(to provision).
+    C(provision FILE, FILE), C(replace OLD), C(destroy), C(prune), C(orphan) (an owned guest declared nowhere and
+    left alone), or C(ok) alone when nothing is to be done.
+    A total counts machines, so a machine with two files to run counts once in C(to provision). Orphans are
+    counted as C(N orphan) after C(N ok), when there are any.
   - >-
     A check run (C(--check)) is the plan and is headed "Plan (check mode: nothing was changed)";
     a real run is headed "Summary (real run)".
@@ -44,7 +46,7 @@ options:
       - >-
         Its keys: C(check_mode) (bool), C(machines) (list of C(kind), C(name), C(actions)), C(totals)
         (actions to counts, as in the printed total), C(failed) (hosts that failed or were unreachable)
-        and C(nothing_to_do) (bool: every machine is C(ok) and none failed).
+        and C(nothing_to_do) (bool: every machine is C(ok) or C(orphan), which the run leaves alone, and none failed).
       - Not set means no file is written.
     type: path
     env:
@@ -60,7 +62,7 @@ from ansible import context
 from ansible.plugins.callback import CallbackBase
 
 # The plan words and the counted actions (in the order of the printed total) are defined once, for the role too.
-from ansible_collections.puls.proxmox.plugins.module_utils._plan_words import COUNTED, KIND_ORDER, action_kind
+from ansible_collections.puls.proxmox.plugins.module_utils._plan_words import COUNTED, KIND_ORDER, LEFT_ALONE, action_kind
 
 
 def summarize(plans, failed_hosts):
@@ -72,11 +74,13 @@ def summarize(plans, failed_hosts):
         for kind in sorted({action_kind(action) for action in machine['actions']} - {'ok'}):
             totals[kind] = totals.get(kind, 0) + 1
     totals['ok'] = sum(1 for machine in machines if machine['actions'] == ['ok'])
+    # An orphan is out of sync, but the run leaves it alone: it is no work to do.
+    left_alone = sum(1 for machine in machines if machine['actions'] and set(map(action_kind, machine['actions'])) <= set(LEFT_ALONE))
     return {
         'machines': machines,
         'totals': totals,
         'failed': sorted(failed_hosts),
-        'nothing_to_do': not failed_hosts and totals['ok'] == len(machines),
+        'nothing_to_do': not failed_hosts and totals['ok'] + left_alone == len(machines),
     }
 
 
@@ -84,8 +88,10 @@ def render_lines(summary):
     """The human lines: one per machine, the failed hosts, and the total."""
     lines = ['{0}: {1}'.format(m['name'], ', '.join(m['actions'])) for m in summary['machines']]
     lines += ['{0}: failed'.format(host) for host in summary['failed']]
-    counts = ['{0} to {1}'.format(count, kind) for kind, count in summary['totals'].items() if kind != 'ok']
+    counts = ['{0} to {1}'.format(count, kind) for kind, count in summary['totals'].items() if kind not in ('ok',) + LEFT_ALONE]
     counts.append('{0} ok'.format(summary['totals']['ok']))
+    # Shown when there are any, as the failed hosts are: the total of a fleet without orphans reads as it always did.
+    counts += ['{0} {1}'.format(summary['totals'][kind], kind) for kind in LEFT_ALONE if summary['totals'].get(kind)]
     if summary['failed']:
         counts.append('{0} failed'.format(len(summary['failed'])))
     lines.append(', '.join(counts))

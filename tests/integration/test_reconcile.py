@@ -145,13 +145,15 @@ def test_replace_keeps_the_old_vm_until_the_new_one_is_provisioned_then_prune_an
 
     write(tmp_path / 'app.sh', 'echo app >> "$HOME/marks"\n')
     replaced = ok(site(lab, tmp_path, inventory, 'replace'))
-    assert replaced.plans == {'new1': ['provision app.sh', 'replace old1']}
+    # With pruning off, the owned guests no longer declared are orphans: listed, and left alone.
+    assert replaced.plans == {'new1': ['provision app.sh', 'replace old1'], 'stray1': ['orphan'], 'kept1': ['orphan']}
     assert set(vms(api)) == {'new1', 'stray1', 'kept1'}
     assert old1 not in [vmid for vmid, _config in vms(api).values()]
 
     inventory['all']['vars']['pve_prune'] = True
     planned = ok(site(lab, tmp_path, inventory, 'prune-plan', check=True))
-    assert planned.plans == {'new1': ['ok'], 'stray1': ['prune']}
+    # Prune never takes a protected guest: it stays an orphan.
+    assert planned.plans == {'new1': ['ok'], 'stray1': ['prune'], 'kept1': ['orphan']}
     pruned = ok(site(lab, tmp_path, inventory, 'prune'))
     assert pruned.plans == planned.plans
     assert set(vms(api)) == {'new1', 'kept1'}
