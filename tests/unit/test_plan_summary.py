@@ -184,7 +184,7 @@ def test_json_path_from_ansible_cfg_replaces_a_stale_file_and_a_run_without_plan
 
     assert 'Summary (real run)' not in run.stdout
     assert json.loads(json_path.read_text()) == {
-        'check_mode': False, 'machines': [], 'totals': dict(dict.fromkeys(COUNTED, 0), ok=0), 'failed': [],
+        'check_mode': False, 'git': None, 'machines': [], 'totals': dict(dict.fromkeys(COUNTED, 0), ok=0), 'failed': [],
         'nothing_to_do': True,
     }
 
