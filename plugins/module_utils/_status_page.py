@@ -58,7 +58,7 @@ def _list(items: list[str], empty: str = '') -> str:
 
 
 def _mode(check_mode: bool) -> str:
-    return 'detect (check)' if check_mode else 'apply'
+    return 'detect (check run)' if check_mode else 'apply'
 
 
 def render(history: list[Mapping[str, Any]], title: str = 'Puls status') -> str:
