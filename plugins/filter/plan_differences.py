@@ -34,7 +34,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _value:
-  description: The differences, for example V([{field: cores, observed: 1, declared: 2}]).
+  description: "The differences, for example V([{field: cores, observed: 1, declared: 2}])."
   type: list
   elements: dict
 '''

@@ -134,7 +134,8 @@ guests:
       sample: owned
     provisioned:
       description:
-        - Whether its Notes hold a provision record (C([puls-provision: ...]), as P(puls.proxmox.pve_notes_hash#module)
+        - >-
+          Whether its Notes hold a provision record (C([puls-provision: ...]), as P(puls.proxmox.pve_notes_hash#module)
           writes it), so that Puls provisioned it even when it lacks the owner mark.
       type: bool
       returned: when its config was read - it carries O(owner_tag), or O(details=true)
