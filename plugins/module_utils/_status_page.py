@@ -78,9 +78,10 @@ def render(history: list[Mapping[str, Any]], title: str = 'Puls status') -> str:
         run_rows.append('<tr data-run="{0}"><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td></tr>'.format(
             escape(run['finished']), escape(_mode(run['check_mode'])), _state(run['outcome']), _commit(run.get('git')),
             escape(totals or 'nothing')))
-    summary = ('Last run {0} ({1}): {2}, from {3}.'.format(escape(latest['finished']), escape(_mode(latest['check_mode'])),
-                                                          _state(latest['outcome']), _commit(latest.get('git')))
-               if latest else 'No run in the history yet.')
+    summary = 'No run in the history yet.'
+    if latest:
+        summary = 'Last run {0} ({1}): {2}, from {3}.'.format(escape(latest['finished']), escape(_mode(latest['check_mode'])),
+                                                              _state(latest['outcome']), _commit(latest.get('git')))
     return '\n'.join([
         '<!DOCTYPE html>',
         '<html lang="en"><head><meta charset="utf-8">',
