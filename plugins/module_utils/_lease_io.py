@@ -75,12 +75,15 @@ def reconcile(client, request: LeaseRequest, check_mode: bool, now=time.time, ho
             others={key: holder.describe(moment) for key, holder in _lease.others(leases, request.run_id, moment).items()},
             changed=wanted is not None,
             diff=dict(before=_entry_line(request.key, leases), after=_entry_line(request.key, wanted if wanted is not None else leases)))
-        if wanted is None or check_mode:
+        if wanted is None:
             return None
+        # Asked in check mode too, so that the plan run is refused as the real run would be.
         if not outcome.get('checked'):
             _privileges.require(client, [_privileges.need(f'to keep the lease {request.key} in the notes of node {node}',
                                                           'Sys.Modify', '/')], doing)
             outcome['checked'] = True
+        if check_mode:
+            return None
         try:
             return _lease.render(notes.description, wanted, MAX_NODE_NOTES_LENGTH)
         except _notes.NotesTooLongError as exc:
