@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _lease
+from ansible_collections.puls.proxmox.plugins.module_utils import _lease, _lease_io
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 
 NOW = 1_764_620_000
 HUMAN = 'Rack 4, row B.\n\n[puls-files: local:iso/a.iso=0123456789ab]'
@@ -90,3 +91,67 @@ def test_a_line_another_tool_wrote_in_another_shape_is_left_as_human_text():
     notes = '[puls-leases: vm/web1=not a holder]'
     assert _lease.parse(notes) == {}
     assert _lease.render(notes, {'vm/web1': holder(MINE, NOW)}, 64 * 1024) == notes + '\n\n[puls-leases: vm/web1=run-a@awx-1:1764620000]'
+
+
+# ------------------------------------------------------------------------------------- the I/O half (_lease_io)
+DIGEST_CHANGED = 'detected modified configuration - file changed by other user? Try again.'
+
+
+class ClusterStub:
+    """GET /nodes, GET /access/permissions, and GET and PUT of pve1's config with a digest (PVE::Tools::assert_if_modified);
+    `meddle` changes the notes before the next PUT lands, as another run's write would."""
+
+    def __init__(self, description=''):
+        self.description, self.version, self.puts, self.meddle = description, 0, [], []
+
+    def get(self, path, context=None, **params):
+        if path == '/nodes':
+            return [{'node': 'pve2', 'status': 'online'}, {'node': 'pve1', 'status': 'online'}]
+        if path == '/access/permissions':
+            return {'/': {'Sys.Audit': 1, 'Sys.Modify': 1}}
+        assert path == '/nodes/pve1/config'
+        return dict(description=self.description, digest=f'digest-{self.version}')
+
+    def put(self, path, context=None, idempotent=False, **params):
+        assert path == '/nodes/pve1/config'
+        self.puts.append(params)
+        if self.meddle:
+            self.description = self.meddle.pop(0)(self.description)
+            self.version += 1
+        if params['digest'] != f'digest-{self.version}':
+            raise PveApiError(f'{context} failed (HTTP 500): {DIGEST_CHANGED}', reason=DIGEST_CHANGED, status=500)
+        self.description = params.get('description', '')
+        self.version += 1
+
+
+def lease_of(state='acquired', run=MINE, key='template/web-golden', ttl=900):
+    return _lease_io.LeaseRequest(key, run, state, ttl)
+
+
+def reconcile(stub, request, check_mode=False):
+    return _lease_io.reconcile(stub, request, check_mode, now=lambda: NOW, hostname=lambda: 'awx 1')
+
+
+def test_a_lease_is_written_into_the_lowest_named_online_nodes_notes_with_the_digest_of_the_read():
+    stub = ClusterStub(HUMAN)
+    taken = reconcile(stub, lease_of())
+    assert taken['acquired'] and taken['changed'] and taken['node'] == 'pve1' and taken['controller'] == 'awx-1'
+    assert stub.puts == [dict(digest='digest-0', description=HUMAN + '\n\n[puls-leases: template/web-golden=run-a@awx-1:1764620900]')]
+    released = reconcile(stub, lease_of('released'))
+    assert released['changed'] and not released['acquired'] and stub.description == HUMAN
+
+
+def test_of_two_runs_racing_for_a_lease_the_one_whose_write_lands_second_reads_again_and_is_refused():
+    stub = ClusterStub()
+    stub.meddle.append(lambda notes: _lease.render(notes, {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}, 65536))
+    refused = reconcile(stub, lease_of())
+    assert not refused['acquired'] and not refused['changed'] and len(stub.puts) == 1
+    assert refused['held_by'] == dict(run_id=OTHER, controller='laptop', expires=NOW + 900, expires_in=900)
+    assert _lease.parse(stub.description) == {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}
+
+
+def test_check_mode_takes_nothing_and_says_whether_the_lease_would_be_taken():
+    stub = ClusterStub(_lease.render('', {'template/web-golden': holder(OTHER, NOW - 1, 'laptop')}, 65536))
+    planned = reconcile(stub, lease_of(), check_mode=True)
+    assert planned['acquired'] and planned['changed'] and planned['taken_over']['run_id'] == OTHER
+    assert stub.puts == []
