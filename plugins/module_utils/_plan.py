@@ -308,8 +308,9 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
 def _track_restart(observed: Observed, updates: dict[str, Any], deletions: list[str], held: set[str], keeps_running: bool,
                    keep: bool) -> None:
     """Put the restart record (``_restart``) into the config write of ``updates``/``deletions``, if there is one: with
-    the ``held`` keys while the VM keeps running unrestarted (those PVE reports nowhere: ``_restart.unreported``), without it when the VM is or will be stopped; as it is
-    when the run restarts the VM (``keep``: dropped after the restart). It never makes a write of its own."""
+    the ``held`` keys while the VM keeps running unrestarted (those PVE reports nowhere: ``_restart.unreported``),
+    without it when the VM is or will be stopped; as it is when the run restarts the VM (``keep``: dropped after the
+    restart). It never makes a write of its own."""
     notes = updates.get('description', observed.config.get('description'))
     tracked = _restart.unreported(held)
     if not (updates or deletions) or keep or not (tracked or _restart.read_record(notes)):

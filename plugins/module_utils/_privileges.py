@@ -293,7 +293,7 @@ def holds(permissions: Mapping[str, Mapping[str, Any]], grant: Grant) -> bool:
     """Whether the effective permissions (``GET /access/permissions``) give grant.privilege on grant.path; a path with
     ANY_ZONE is held when it is held in some zone the permissions name (or ``localnetwork``)."""
     if f'/{ANY_ZONE}/' in grant.path:
-        prefix, _, rest = grant.path.partition(f'/{ANY_ZONE}/')
+        prefix, _zone, rest = grant.path.partition(f'/{ANY_ZONE}/')
         zones = {path.split('/')[3] for path in permissions if path.startswith(f'{prefix}/')} | {LOCAL_ZONE}
         return any(holds(permissions, Grant(grant.privilege, f'{prefix}/{zone}/{rest}')) for zone in sorted(zones))
     path = grant.path

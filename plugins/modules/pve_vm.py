@@ -69,7 +69,7 @@ options:
       - Node to create the VM on. An existing VM is never moved.
       - Without it, the online node among O(nodes) with the most free memory is chosen, except that a clone goes to the
         template's node when any drive of the template is on local storage (an ISO in a CD-ROM drive and the cloud-init
-        drive count, an empty CD-ROM drive does not), or when a full clone's O(storage) is not shared: PVE clones to
+        drive count, an empty CD-ROM drive does not), or when a full clone's O(storage) is not shared; PVE clones to
         another node only from and to shared storage. A shared O(storage) must be enabled on the node chosen.
     type: str
   nodes:

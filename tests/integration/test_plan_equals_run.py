@@ -107,7 +107,7 @@ def test_a_vm_and_a_template_imported_from_a_cloud_image_the_same_run_downloads_
     volume = 'local:import/noble.qcow2'
     mark_playbook(tmp_path, 'base.yml')
     inventory = fleet(lab, tmp_path, {'noble-golden': dict(pve_image=volume, pve_storage='local-lvm', pve_provision=['base.yml'],
-                                                         pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway)},
+                                                           pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway)},
                       {'imp1': dict(pve_image=volume, pve_storage='local-lvm', pve_ip=f'{lab.address(2)}/24',
                                     pve_gateway=lab.gateway)},
                       pve_isos=[dict(filename='noble.qcow2', content='import', node='pve1', url=url,
@@ -169,7 +169,6 @@ def test_the_plan_examples_of_the_docs_are_what_the_documented_fleet_prints(lab,
     for source, lines in documented['changed']:
         assert printed_plan(planned) == lines, source
     assert printed_plan(applied, 'Summary (real run)')[1:] == printed_plan(planned)[1:]
-
 
 
 # ------------------------------------------------------------------------------------------- generated fleets

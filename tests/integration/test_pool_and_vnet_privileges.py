@@ -30,7 +30,7 @@ def pool_with_the_template(lab, pool='web'):
 
 def vm_task(name, lab, **options):
     return {'name': name, 'puls.proxmox.pve_vm': dict({'name': 'pool-web1', 'image': '9017', 'node': 'pve1', 'state': 'started',
-                                                        'ip': lab.address(1) + '/24', 'gateway': lab.gateway}, **options)}
+                                                       'ip': lab.address(1) + '/24', 'gateway': lab.gateway}, **options)}
 
 
 def test_a_token_granted_only_on_a_pool_creates_a_vm_in_that_pool(lab, tmp_path):

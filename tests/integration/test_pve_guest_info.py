@@ -14,7 +14,7 @@ from ansible_collections.puls.proxmox.plugins.modules import pve_guest_info
 
 def test_examples_list_owned_guests_with_protection_and_a_templates_linked_clones(lab, tmp_path):
     api = lab_vms.client(lab)
-    lab_vms.clone(api, 120, 'web1', **dict(lab_vms.owned(120), tags='puls-managed;web'), protection=1)
+    lab_vms.clone(api, 120, 'web1', **{**lab_vms.owned(120), 'tags': 'puls-managed;web'}, protection=1)
     lab_vms.clone(api, 121, 'base1', **lab_vms.owned(121))
     api.run_task('POST', '/nodes/pve1/qemu/121/template')
     api.wait_task(api.create_vm('/nodes/pve1/qemu/121/clone', 122, name='linked1', full=0), 60)

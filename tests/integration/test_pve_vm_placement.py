@@ -92,6 +92,7 @@ def test_parallel_creates_that_meet_vmids_taken_on_the_other_node_move_on_to_fre
     # Another controller takes the id each of the next three creates was offered, on pve2, just before them: the
     # clones' tasks and the import's POST fail as pmxcfs refuses the config, and each create moves on.
     lab.call(lambda: lab.pve.race_next_create('pve2', count=3))
+
     def image():
         lab.pve.store_file('local', 'noble.qcow2', 4 << 20, content='import')
         lab.pve.volume_data['local:import/noble.qcow2'] = qcow2(3584 << 20)

@@ -64,7 +64,7 @@ def test_a_vm_in_a_pool_holds_the_pools_privileges_listed_as_not_propagating(lab
     api.data('POST', '/pools', poolid='web')
     api.data('PUT', '/pools/web', vms='9017')
     tokenid = lab.call(lambda: lab.pve.add_api_token('bob@pve', 'pool', 'pool-secret', {'/pool/web': ['VM.Audit', 'VM.Config.CPU'],
-                                                                                         '/vms': ['VM.Audit']}))
+                                                                                        '/vms': ['VM.Audit']}))
     call = as_token(lab, tokenid, 'pool-secret')
     assert call('PUT', CONFIG, cores=4)[0] == 200
     assert call('PUT', '/nodes/pve1/qemu/9017/config', memory=4096) == (403, 'Permission check failed (/vms/9017, VM.Config.Memory)')

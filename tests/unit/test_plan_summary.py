@@ -201,7 +201,7 @@ def test_the_role_says_build_provision_and_the_other_plan_words_only_as_the_code
     assert plan_actions({'template': {'current': True, 'vmid': 120}}) == ['ok']
     created = {'changed': True, 'changes': ['state'], 'reboot_required': []}
     assert plan_actions({'vm': created, 'provision': ['app.yml'], 'replaced': 'web-old'}) == ['create', 'provision app.yml',
-                                                                                          'replace web-old']
+                                                                                              'replace web-old']
     assert plan_actions({'vm': {'changed': True, 'changes': ['cores'], 'reboot_required': ['cores']}}) == ['update (reboot needed)']
     assert plan_actions({'vm': {'changed': False}, 'provision': [], 'replaced': '', 'destroyed': False}) == ['ok']
     assert plan_actions({'destroyed': True}) == ['destroy']
