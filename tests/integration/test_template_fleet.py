@@ -38,7 +38,8 @@ def site(lab, tmp_path, inventory, name, check=False, limit=None):
 
 def template(api, vmid, name, tags='puls-managed'):
     api.wait_task(api.create_vm(f'/nodes/{NODE}/qemu/{lab_vms.TEMPLATE}/clone', vmid, name=name, full=1), 60)
-    api.put(f'/nodes/{NODE}/qemu/{vmid}/config', tags=tags)
+    # An owned template carries the owner record naming its VMID too (docs/index.md, ownership), as the bake writes it.
+    api.put(f'/nodes/{NODE}/qemu/{vmid}/config', **(lab_vms.owned(vmid, owner_tag=tags) if tags else dict(tags=tags)))
     api.run_task('POST', f'/nodes/{NODE}/qemu/{vmid}/template')
 
 
@@ -68,7 +69,7 @@ def test_a_vm_waits_for_the_template_another_run_builds_clones_the_new_one_and_p
     api = lab_vms.client(lab)
     template(api, 200, 'web-golden')
     api.wait_task(api.create_vm(f'/nodes/{NODE}/qemu/200/clone', 210, name='legacy1', full=0), 60)
-    api.put(f'/nodes/{NODE}/qemu/210/config', tags='puls-managed')
+    api.put(f'/nodes/{NODE}/qemu/210/config', **lab_vms.owned(210))
     # Another run's build of web-golden, provisioned and about to be converted.
     lab_vms.clone(api, 120, 'web-golden-build', tags='puls-building;puls-managed')
     declared_vm = dict(pve_image='web-golden', pve_linked_clone=True, pve_power='stopped')
@@ -96,7 +97,9 @@ def test_a_vm_waits_for_the_template_another_run_builds_clones_the_new_one_and_p
     # The VM was cloned from the new template (120), linked to its base, once that held the name.
     app1 = guests(api)['app1']
     assert [path for path, form in forms(lab, 'POST', '/clone') if form['newid'] == str(app1)] == [f'/api2/json/nodes/{NODE}/qemu/120/clone']
-    assert api.vm_config(NODE, app1)['scsi0'].startswith('local-lvm:base-120-disk-0/')
+    # On LVM-thin the linked clone's volume has a plain name (pve-storage LvmThinPlugin.pm clone_image); the lab knows its base.
+    disk = api.vm_config(NODE, app1)['scsi0'].split(',')[0]
+    assert disk == f'local-lvm:vm-{app1}-disk-0' and lab.call(lambda: lab.pve.linked_base(disk)) == '120/base-120-disk-0'
     query = [record for record in run.results if 'Ask whether the template is current' in record['task']]
     assert len(query) == 1 and query[0]['result']['attempts'] >= 2 and query[0]['result']['vmid'] == 120
     # The build lost its mark only in the write that gave it the name: never was it done without being web-golden.
