@@ -95,8 +95,8 @@ def read_record(notes: str | None) -> RestartRecord | None:
 def awaiting(notes: str | None, config: Mapping[str, Any], vmid: int, started: int | None, running: bool) -> frozenset[str]:
     """The recorded keys that still await a restart of VM ``vmid``: it runs the recorded boot and their value in
     ``config`` (the config now, pending values merged) is not the one the guest booted with."""
-    record = read_record(notes)
-    if record is None or not running or not record.same_boot(vmid, started):
+    record = _running_boot_record(notes, vmid, started, running)
+    if record is None:
         return frozenset()
     return frozenset(key for key, booted in record.values.items() if value_hash(config.get(key)) != booted)
 
@@ -104,8 +104,8 @@ def awaiting(notes: str | None, config: Mapping[str, Any], vmid: int, started: i
 def set_back(notes: str | None, written: Mapping[str, Any], vmid: int, started: int | None, running: bool) -> frozenset[str]:
     """The keys of ``written`` (key -> new value, None: deleted) that the record of the boot VM ``vmid`` runs holds
     with that very value: the guest booted with it, so writing it back awaits no restart."""
-    record = read_record(notes)
-    if record is None or not running or not record.same_boot(vmid, started):
+    record = _running_boot_record(notes, vmid, started, running)
+    if record is None:
         return frozenset()
     return frozenset(key for key, value in written.items() if record.values.get(key) == value_hash(value))
 
@@ -131,6 +131,12 @@ def with_record(notes: str | None, booted: Mapping[str, Any], written: Mapping[s
 def without_record(notes: str | None) -> str:
     """``notes`` without the record (stripped as PVE stores them)."""
     return _notes.render(notes, {}, tag=PENDING_BLOCK)
+
+
+def _running_boot_record(notes: str | None, vmid: int, started: int | None, running: bool) -> RestartRecord | None:
+    """The record in ``notes`` when VM ``vmid`` runs the boot it was written for, else None."""
+    record = read_record(notes)
+    return record if record is not None and running and record.same_boot(vmid, started) else None
 
 
 def _number(text: str | None) -> int | None:
