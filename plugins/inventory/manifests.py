@@ -99,9 +99,9 @@ notes:
     B(Extensions.) proxmops has no fields for these variables, so these C(spec) fields carry them. proxmops ignores
     fields it does not know. C(provision) (a list of files) is C(pve_provision). C(forceConfigCheck) is
     C(pve_force_config_check). C(replace) is C(pve_replace). C(protected) is C(pve_protected). C(onboot) is
-    C(pve_onboot). C(pool) is C(pve_pool). C(sockets) is C(pve_sockets). C(machine) is C(pve_machine). A C(Template)
-    also accepts C(fromTemplate) and C(cloudInit), for the VM that builds it. It does not accept C(applyMode),
-    C(userData), C(replace) or C(onboot).
+    C(pve_onboot). C(adopt) is C(pve_adopt). C(pool) is C(pve_pool). C(sockets) is C(pve_sockets). C(machine) is
+    C(pve_machine). A C(Template) also accepts C(fromTemplate) and C(cloudInit), for the VM that builds it. It does not
+    accept C(applyMode), C(userData), C(replace), C(onboot) or C(adopt).
   - >-
     B(Not reconciled.) These proxmops fields are reported with a warning and ignored. C(spec.iso), C(spec.net[].model),
     C(spec.net[].ip) and C(spec.net[].gw) (proxmops applies them to containers only), and every disk and network
@@ -297,6 +297,7 @@ _DIRECT_FIELDS = {
     'replace': ('pve_replace', Fields.text),
     'protected': ('pve_protected', Fields.boolean),
     'onboot': ('pve_onboot', Fields.boolean),
+    'adopt': ('pve_adopt', Fields.boolean),
     'pool': ('pve_pool', Fields.text),
     'sockets': ('pve_sockets', Fields.positive_int),
     'machine': ('pve_machine', partial(Fields.choice, choices=('q35', 'i440fx'))),
@@ -304,7 +305,7 @@ _DIRECT_FIELDS = {
 # Spec fields read by their own code.
 _STRUCTURED_FIELDS = ('image', 'fromTemplate', 'disks', 'net', 'cloudInit', 'state')
 # A template is not a running guest and is rebuilt, never replaced.
-_VM_ONLY_FIELDS = ('applyMode', 'userData', 'replace', 'onboot')
+_VM_ONLY_FIELDS = ('applyMode', 'userData', 'replace', 'onboot', 'adopt')
 SPEC_FIELDS = {
     VIRTUAL_MACHINE: tuple(_DIRECT_FIELDS) + _STRUCTURED_FIELDS,
     TEMPLATE: tuple(field for field in _DIRECT_FIELDS if field not in _VM_ONLY_FIELDS) + _STRUCTURED_FIELDS,

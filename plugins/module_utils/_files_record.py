@@ -71,24 +71,40 @@ def update_record(client, node: str, changes: Mapping[str, str | None]) -> bool:
     Written with the digest of the read; on PVE's "detected modified configuration" the notes are
     read again and the changes merged into what is there now.
     """
+    doing = 'recording the source of %s in the notes of node %s' % (', '.join(changes), node)
+
+    def changed(notes: NodeNotes) -> str | None:
+        entries = merge(notes.entries, changes)
+        if entries == notes.entries:
+            return None
+        try:
+            return render_record(notes.description, entries)
+        except _notes.NotesTooLongError as exc:
+            raise PveApiError('%s failed: %s' % (doing, exc)) from None
+
+    return update_notes(client, node, changed, doing)
+
+
+def update_notes(client, node: str, change, doing: str, attempts: int = DIGEST_WRITE_ATTEMPTS, pause=None) -> bool:
+    """Write change(notes) (a NodeNotes read now; None: nothing to write) as node's notes; True when written.
+
+    The write carries the digest of the read; when PVE refuses it as a concurrent change, the notes
+    are read again and change is asked again, at most attempts times (pause(attempt) called between).
+    """
     attempt = 0
     while True:
         attempt += 1
         notes = read_notes(client, node)
-        entries = merge(notes.entries, changes)
-        if entries == notes.entries:
+        description = change(notes)
+        if description is None:
             return False
-        try:
-            description = render_record(notes.description, entries)
-        except _notes.NotesTooLongError as exc:
-            raise PveApiError('recording the source of %s in the notes of node %s failed: %s'
-                              % (', '.join(changes), node, exc)) from None
         params = dict(description=description) if description else {'delete': 'description'}
         try:
             # Repeating it is harmless: a write that did land makes the digest stale, and the re-read finds it done.
-            client.put('/nodes/%s/config' % node, context='recording the source of %s in the notes of node %s'
-                       % (', '.join(changes), node), idempotent=True, digest=notes.digest, **params)
+            client.put('/nodes/%s/config' % node, context=doing, idempotent=True, digest=notes.digest, **params)
             return True
         except PveApiError as exc:
-            if not is_concurrent_change(exc.reason) or attempt >= DIGEST_WRITE_ATTEMPTS:
+            if not is_concurrent_change(exc.reason) or attempt >= attempts:
                 raise
+        if pause is not None:
+            pause(attempt)

@@ -11,7 +11,7 @@ config), so that prune never destroys a template a clone still uses.
 
 from __future__ import annotations
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _ownership
+from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _ownership
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._template import protected
 from ansible_collections.puls.proxmox.plugins.module_utils._template_io import linked_clones
@@ -56,7 +56,9 @@ def describe(entry, owner_tag, config=None):
     if config is not None:
         # The tags of the listing: the config of a guest changed since may be newer, but the record is only in the config.
         ownership = _ownership.state(dict(config, tags=entry.get('tags')), int(entry['vmid']), owner_tag)
-        guest.update(owned=ownership == _ownership.OWNED, ownership=ownership)
+        # A provision record without the owner mark: a guest Puls provisioned (an earlier release, or a tag removed by hand).
+        guest.update(owned=ownership == _ownership.OWNED, ownership=ownership,
+                     provisioned=_notes.parse(config.get('description')).span is not None)
     return guest
 
 

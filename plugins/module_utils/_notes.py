@@ -25,9 +25,6 @@ MAX_NOTES_LENGTH = 8192  # PVE refuses a longer description: "value may only be 
 PROVISION_TAG = 'puls-provision'
 _KEY = r'[^,=\]\s][^,=\]\r\n]*'  # no leading blank, so blanks after ':' and ',' are never part of a key
 _HASH = r'[0-9a-f]+'
-_ENTRY = f'({_KEY})=({_HASH})'
-_ENTRY_PAIR = re.compile(_ENTRY)
-_HASH_VALUE = re.compile(_HASH)
 
 
 class ProvisionKeyError(ValueError):
@@ -69,19 +66,20 @@ def validate_key(path: str) -> str:
     return path
 
 
-def parse(notes: str | None, tag: str = PROVISION_TAG) -> ParsedNotes:
-    """Find the managed block ``[tag: ...]`` in ``notes``.
+def parse(notes: str | None, tag: str = PROVISION_TAG, value: str = _HASH) -> ParsedNotes:
+    """Find the managed block ``[tag: ...]`` in ``notes``; its values match the regular expression ``value``.
 
     When several lines match, the last one is the block (Puls appended its block at the end, so the
     last is the newest); earlier ones stay human text.
     """
-    match = _last_block(notes or '', tag)
+    match = _last_block(notes or '', tag, value)
     if match is None:
         return ParsedNotes({}, None)
-    return ParsedNotes(dict(_ENTRY_PAIR.findall(match.group('entries'))), match.span('block'))
+    return ParsedNotes(dict(re.findall(_entry(value), match.group('entries'))), match.span('block'))
 
 
-def render(notes: str | None, entries: Mapping[str, str], tag: str = PROVISION_TAG, max_length: int = MAX_NOTES_LENGTH) -> str:
+def render(notes: str | None, entries: Mapping[str, str], tag: str = PROVISION_TAG, max_length: int = MAX_NOTES_LENGTH,
+           value: str = _HASH) -> str:
     """Return ``notes`` with the block ``[tag: ...]`` holding ``entries``, in their order, stripped as PVE stores it.
 
     The block is replaced where it is, or appended after a blank line when absent; with no entries
@@ -89,8 +87,8 @@ def render(notes: str | None, entries: Mapping[str, str], tag: str = PROVISION_T
     block cannot hold and ``NotesTooLongError`` past PVE's limit: human text is never truncated.
     """
     notes = notes or ''
-    block = format_block(entries, tag) if entries else ''
-    match = _last_block(notes, tag)
+    block = format_block(entries, tag, value) if entries else ''
+    match = _last_block(notes, tag, value)
     if match is None:
         human = normalize(notes)
         newline = '\r\n' if '\r\n' in notes else '\n'
@@ -107,12 +105,13 @@ def render(notes: str | None, entries: Mapping[str, str], tag: str = PROVISION_T
     return result
 
 
-def format_block(entries: Mapping[str, str], tag: str = PROVISION_TAG) -> str:
-    """The block line for ``entries`` (one or more), after checking every key and hash."""
+def format_block(entries: Mapping[str, str], tag: str = PROVISION_TAG, value: str = _HASH) -> str:
+    """The block line for ``entries`` (one or more), after checking every key and value (by default a hash)."""
     for path, file_hash in entries.items():
         validate_key(path)
-        if not isinstance(file_hash, str) or not _HASH_VALUE.fullmatch(file_hash):
-            raise ProvisionKeyError(path, f'has hash {file_hash!r}; a hash must be lower-case hex')
+        if not isinstance(file_hash, str) or not re.fullmatch(value, file_hash):
+            raise ProvisionKeyError(path, f'has hash {file_hash!r}; a hash must be lower-case hex' if value == _HASH
+                                    else f'has value {file_hash!r}, which is not of the form {value}')
     return f'[{tag}: ' + ','.join(f'{path}={file_hash}' for path, file_hash in entries.items()) + ']'
 
 
@@ -126,15 +125,19 @@ def same_notes(left: str | None, right: str | None) -> bool:
     return normalize(left) == normalize(right)
 
 
+def _entry(value: str) -> str:
+    return f'({_KEY})=({value})'
+
+
 @functools.lru_cache(maxsize=None)
-def _block_line(tag: str) -> re.Pattern:
+def _block_line(tag: str, value: str) -> re.Pattern:
     # A block is recognized only as a whole line (blanks around it allowed, and the CR of a CRLF line),
     # so human text that merely mentions "[puls-provision: ...]" inside a sentence is left alone.
     return re.compile(
-        rf'^[ \t]*(?P<block>\[{re.escape(tag)}:[ \t]*(?P<entries>(?:{_ENTRY}(?:,[ \t]*{_ENTRY})*)?)\])[ \t]*\r?$',
+        rf'^[ \t]*(?P<block>\[{re.escape(tag)}:[ \t]*(?P<entries>(?:{_entry(value)}(?:,[ \t]*{_entry(value)})*)?)\])[ \t]*\r?$',
         re.MULTILINE)
 
 
-def _last_block(notes: str, tag: str) -> re.Match | None:
-    matches = list(_block_line(tag).finditer(notes))
+def _last_block(notes: str, tag: str, value: str) -> re.Match | None:
+    matches = list(_block_line(tag, value).finditer(notes))
     return matches[-1] if matches else None

@@ -27,9 +27,13 @@ ACTIONS = (
     ('destroy', 'destroy', 'The machine declared `pve_state: absent` (or the stack, `puls.proxmox.destroy`) is destroyed, '
                            'or the ISO declared absent deleted.'),
     ('prune', 'prune', 'The owned guest declared nowhere is destroyed (`pve_prune: true`).'),
+    ('orphan', 'orphan', 'The owned guest is declared nowhere and left alone: `pve_prune` is off, or prune never takes it '
+                         '(protected, or a template that linked clones use). Counted, but not work to do.'),
     ('ok', None, 'Nothing to do: the machine is as declared. Only ever alone.'),
 )
 COUNTED = tuple(dict.fromkeys(total for _word, total, _meaning in ACTIONS if total))
+# The counted words that are no work to do: the guest is out of sync, and the run leaves it so.
+LEFT_ALONE = ('orphan',)
 KIND_ORDER = ('iso', 'template', 'vm')
 OK = 'ok'
 # pve_iso's action on a node -> the plan word of the file.

@@ -132,6 +132,14 @@ guests:
       type: str
       choices: [owned, legacy, inherited, foreign]
       sample: owned
+    provisioned:
+      description:
+        - >-
+          Whether its Notes hold a provision record (C([puls-provision: ...]), as P(puls.proxmox.pve_notes_hash#module)
+          writes it), so that Puls provisioned it even when it lacks the owner mark.
+      type: bool
+      returned: when its config was read - it carries O(owner_tag), or O(details=true)
+      sample: true
     protected:
       description: Whether PVE's protection flag is on.
       type: bool

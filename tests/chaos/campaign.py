@@ -6,7 +6,9 @@ lab injects faults drawn from a seed; the invariants are checked after every rou
     hacking/netns-run .venv/bin/python tests/chaos/campaign.py [--rounds 20] [--seed 2026] [--faults 4]
 
 Each round: maybe a change of the declared state (fleet.py), a fault schedule (lab/faults.py) started on the lab's
-loop, one real run, the faults stopped, the invariants checked (invariants.py). After the last round one more run
+loop, one real run, the faults stopped, the invariants checked (invariants.py). The campaign's own fault kind,
+overlapping_run, starts a second run of the same inventory within the first seconds of a round's run (two runs at
+once, docs/concurrency.md): the invariants must hold after both. After the last round one more run
 without faults must converge, and a final one must change nothing and open no SSH connection. Prints the figures and
 writes tests/chaos/results/campaign-<seed>.json; exits 1 on any violation or without convergence.
 """
@@ -25,6 +27,7 @@ import random
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -44,6 +47,12 @@ CLONE_SECS = 5
 SITE = '- import_playbook: puls.proxmox.site\n'
 # Kinds that need password logins: an API token has no ticket to revoke.
 TICKET_KINDS = ('revoked_tickets',)
+# The campaign's own kind: a second run of the round's inventory, started this many real seconds into the round's run.
+OVERLAPPING_RUN = 'overlapping_run'
+OVERLAP_START = (0.0, 3.0)
+# The share of rounds that overlap when the kind is chosen, drawn from a generator of its own, so that the seeds'
+# mutations and lab faults stay what they were without it.
+OVERLAP_SHARE = 0.5
 # aiohttp logs a traceback for every request the flaky network drops.
 logging.getLogger('aiohttp.server').setLevel(logging.CRITICAL)
 
@@ -76,6 +85,7 @@ class Campaign(object):
     def __init__(self, args):
         self.args = args
         self.random = random.Random(args.seed)
+        self.overlap_random = random.Random('overlap-{0}'.format(args.seed))
         self.workdir = args.results / 'work' / 'seed-{0}'.format(args.seed)
         self.rounds = []
         self.violations = []
@@ -101,15 +111,17 @@ class Campaign(object):
             for number in range(1, self.args.rounds + 1):
                 mutation = self.fleet.mutate(self.random, number)
                 password = number % 2 == 0
-                kinds = [kind for kind in self.args.kinds if password or kind not in TICKET_KINDS]
-                faults = self.driver.plan(self.args.faults, self.args.window, kinds)
+                kinds = [kind for kind in self.args.kinds if (password or kind not in TICKET_KINDS) and kind != OVERLAPPING_RUN]
+                faults = self.driver.plan(self.args.faults, self.args.window, kinds) if kinds else []
+                overlap = OVERLAPPING_RUN in self.args.kinds and self.overlap_random.random() < OVERLAP_SHARE
+                delay = round(self.overlap_random.uniform(*OVERLAP_START), 2)
                 self.driver.start(faults)
                 try:
-                    run = self.playbook('round-{0:02d}'.format(number), password)
+                    run, second = self.rounds_runs('round-{0:02d}'.format(number), password, delay if overlap else None)
                 finally:
                     self.driver.stop()
-                self.report_round(number, mutation, faults, run)
-                self.check(number, run)
+                self.report_round(number, mutation, faults, run, overlap=second)
+                self.check(number, run, second)
             converge = self.playbook('converge', password=False)
             self.report_round('converge', 'none', [], converge)
             self.check('converge', converge)
@@ -125,25 +137,45 @@ class Campaign(object):
         self.wall = round(time.monotonic() - started, 1)
         return self.summary()
 
-    def playbook(self, name, password):
+    def playbook(self, name, password, directory=None):
         inventory = self.fleet.inventory()
         started = time.monotonic()
+        directory = directory or self.workdir
+        directory.mkdir(exist_ok=True)
         # Ansible's own log: every task with its start time.
         env = dict(auth_env(self.lab, password), ANSIBLE_LOG_PATH=str(self.workdir / '{0}.ansible.log'.format(name)))
-        run = run_playbook(self.workdir, SITE, env, inventory=inventory, diff=False, name=name)
+        run = run_playbook(directory, SITE, env, inventory=inventory, diff=False, name=name)
         run.wall = round(time.monotonic() - started, 1)
         run.password = password
         return run
 
-    def check(self, number, run):
-        found = self.checker.check(succeeded=run.rc == 0)
+    def rounds_runs(self, name, password, overlap_delay):
+        """The round's run, and with overlap_delay (real seconds) a second run of the same inventory started then, in a
+        directory of its own; (run, second run or None)."""
+        if overlap_delay is None:
+            return self.playbook(name, password), None
+        second = {}
+
+        def overlapping():
+            threading.Event().wait(overlap_delay)
+            second['run'] = self.playbook(name + '-overlap', password, self.workdir / (name + '-overlap'))
+            second['run'].delay = overlap_delay
+
+        thread = threading.Thread(target=overlapping)
+        thread.start()
+        run = self.playbook(name, password)
+        thread.join()
+        return run, second['run']
+
+    def check(self, number, run, second=None):
+        found = self.checker.check(succeeded=run.rc == 0 and (second is None or second.rc == 0))
         for violation in found:
             print('  VIOLATION round {0}: {1}'.format(number, violation), flush=True)
         self.violations += [{'round': number, 'violation': violation} for violation in found]
         self.rounds[-1]['violations'] = found
         self.rounds[-1]['figures'] = self.checker.figures()
 
-    def report_round(self, number, mutation, faults, run, ssh=None):
+    def report_round(self, number, mutation, faults, run, ssh=None, overlap=None):
         changed, failed, hosts = recap(run)
         record = {'round': number, 'mutation': mutation, 'auth': 'password' if run.password else 'token', 'rc': run.rc,
                   'wall_seconds': run.wall, 'changed': changed, 'failed': failed, 'failed_hosts': hosts,
@@ -154,13 +186,25 @@ class Campaign(object):
             record['error'] = last_error(run)
         if ssh is not None:
             record['ssh_connections'] = ssh
+        if overlap is not None:
+            overlap_changed, overlap_failed, overlap_hosts = recap(overlap)
+            record['overlap'] = {'after_seconds': overlap.delay, 'rc': overlap.rc, 'wall_seconds': overlap.wall,
+                                 'changed': overlap_changed, 'failed': overlap_failed, 'failed_hosts': overlap_hosts}
+            if overlap.rc:
+                record['overlap']['error'] = last_error(overlap)
         self.rounds.append(record)
         kinds = collections.Counter(fault.kind for fault in faults if fault.detail)
+        if overlap is not None:
+            kinds[OVERLAPPING_RUN] += 1
         print('round {0:>8}  rc={1} {2:6.1f} s  changed={3:<3} failed={4:<2} {5:<8} mutation: {6:<28} faults: {7}'.format(
             number, run.rc, run.wall, changed, failed, record['auth'], mutation,
             ', '.join('{0}x{1}'.format(count, kind) for kind, count in sorted(kinds.items())) or '-'), flush=True)
         if run.rc:
             print('          failed: {0}'.format(record['error']), flush=True)
+        if overlap is not None:
+            print('          overlapping run after {0} s: rc={1} {2:6.1f} s  changed={3} failed={4}{5}'.format(
+                overlap.delay, overlap.rc, overlap.wall, overlap_changed, overlap_failed,
+                '  failed: ' + record['overlap']['error'] if overlap.rc else ''), flush=True)
 
     def summary(self):
         fault_rounds = [r for r in self.rounds if isinstance(r['round'], int) and r['round'] > 0]
@@ -168,10 +212,11 @@ class Campaign(object):
             'seed': self.args.seed, 'fleet': self.args.fleet, 'rounds': len(fault_rounds), 'faults_per_round': self.args.faults,
             'fault_window_seconds': self.args.window,
             'time_scale': TIME_SCALE, 'wall_seconds': self.wall,
-            'faults_injected': dict(sorted(self.driver.injected.items())),
+            'faults_injected': dict(sorted((self.driver.injected + collections.Counter(
+                {OVERLAPPING_RUN: len([r for r in fault_rounds if 'overlap' in r])})).items())),
             'faults_skipped': dict(sorted(self.driver.skipped.items())),
             'task_errors_met': self.driver.hit['task_error'],
-            'rounds_failed': [r['round'] for r in fault_rounds if r['rc']],
+            'rounds_failed': [r['round'] for r in fault_rounds if r['rc'] or r.get('overlap', {}).get('rc')],
             'violations': self.violations, 'violations_by_invariant': dict(collections.Counter(
                 v['violation'].split(':')[0] for v in self.violations)),
             'invariant_checks': self.checker.checks,
@@ -211,13 +256,13 @@ def main(argv=None):
                         help='demo: a golden template and four VMs (default); small: two VMs of the base template')
     parser.add_argument('--window', type=float, default=15.0,
                         help='real seconds from the start of a run within which its faults start (default 15)')
-    parser.add_argument('--kinds', default=','.join(KINDS), help='fault kinds, comma-separated (default: all)')
+    parser.add_argument('--kinds', default=','.join(KINDS + (OVERLAPPING_RUN,)), help='fault kinds, comma-separated (default: all)')
     parser.add_argument('--results', type=pathlib.Path, default=HERE / 'results')
     args = parser.parse_args(argv)
     args.kinds = [kind for kind in args.kinds.split(',') if kind]
-    unknown = set(args.kinds) - set(KINDS)
+    unknown = set(args.kinds) - set(KINDS + (OVERLAPPING_RUN,))
     if unknown or args.rounds < 1 or args.faults < 0 or args.window <= 0:
-        parser.error('kinds are {0}; rounds >= 1, faults >= 0, window > 0'.format(', '.join(KINDS)))
+        parser.error('kinds are {0}; rounds >= 1, faults >= 0, window > 0'.format(', '.join(KINDS + (OVERLAPPING_RUN,))))
     args.results = args.results.absolute()
     # The runs talk to the campaign's lab only, with its settings alone (a password round must not inherit a token).
     for name in [name for name in os.environ if name.startswith('PROXMOX_')]:

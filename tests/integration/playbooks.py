@@ -75,9 +75,26 @@ def run_playbook(tmp_path, plays, env, inventory=None, check=False, diff=True, e
     results_file = tmp_path / '{0}.results.jsonl'.format(name)
     if results_file.exists():
         results_file.unlink()
+    run_env = ansible_env(tmp_path, env, results_file)
+    cmd = [str(Path(sys.executable).parent / 'ansible-playbook'), '-i', str(inventory_file), str(playbook)]
+    cmd += ['--check'] if check else []
+    cmd += ['--diff'] if diff else []
+    cmd += list(extra_args)
+    proc = subprocess.run(cmd, env=run_env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    results = []
+    if results_file.exists():
+        results = [json.loads(line) for line in results_file.read_text().splitlines() if line]
+    return PlaybookRun(proc.returncode, proc.stdout, proc.stderr, results)
+
+
+def ansible_env(tmp_path, env, results_file):
+    """The environment of an ansible-playbook run of this checkout's collection, with env (the lab's PROXMOX_*
+    variables...) and the test callback recording each result to results_file; the venv's ansible-playbook first on
+    PATH, for a command that runs it by name."""
     run_env = dict(os.environ)
     run_env.update(env)
     run_env.update({
+        'PATH': os.pathsep.join([str(Path(sys.executable).parent), os.environ.get('PATH', '')]),
         'ANSIBLE_COLLECTIONS_PATH': str(COLLECTIONS),
         'ANSIBLE_CALLBACK_PLUGINS': str(HERE / 'plugins' / 'callback'),
         # The test's own callbacks (env) run alongside the one that records results.
@@ -92,15 +109,7 @@ def run_playbook(tmp_path, plays, env, inventory=None, check=False, diff=True, e
     # SSH control sockets live outside network namespaces: a shared directory would let one test's
     # ansible-playbook reuse another test's connection to a guest at the same address.
     run_env.setdefault('ANSIBLE_SSH_CONTROL_PATH_DIR', _control_path_dir(tmp_path))
-    cmd = [str(Path(sys.executable).parent / 'ansible-playbook'), '-i', str(inventory_file), str(playbook)]
-    cmd += ['--check'] if check else []
-    cmd += ['--diff'] if diff else []
-    cmd += list(extra_args)
-    proc = subprocess.run(cmd, env=run_env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
-    results = []
-    if results_file.exists():
-        results = [json.loads(line) for line in results_file.read_text().splitlines() if line]
-    return PlaybookRun(proc.returncode, proc.stdout, proc.stderr, results)
+    return run_env
 
 
 @dataclasses.dataclass

@@ -54,9 +54,11 @@ def fleet(lab, tmp_path, templates, vms, **cluster):
     return {'all': {'vars': common, 'children': {'pve_templates': {'hosts': templates}, 'pve_vms': {'hosts': vms}}}}
 
 
-def site(lab, tmp_path, inventory, name, check=False):
+def site(lab, tmp_path, inventory, name, check=False, **env):
+    """puls.proxmox.site with the plan summary and its JSON (run.plan); inventory None runs the one written before;
+    env adds environment variables (PULS_HISTORY_DIR...)."""
     plan_json = tmp_path / f'{name}.plan.json'
-    env = dict(lab.env, ANSIBLE_CALLBACKS_ENABLED='puls.proxmox.plan_summary', PULS_PLAN_JSON=str(plan_json))
+    env = dict(lab.env, ANSIBLE_CALLBACKS_ENABLED='puls.proxmox.plan_summary', PULS_PLAN_JSON=str(plan_json), **env)
     run = run_playbook(tmp_path, SITE, env, inventory=inventory, check=check, name=name)
     run.plan = json.loads(plan_json.read_text()) if plan_json.exists() else None
     return run

@@ -32,7 +32,8 @@ def test_examples_list_owned_guests_with_protection_and_a_templates_linked_clone
     # A clone inherits its template's tags, the owner tag too: it is listed, but not owned.
     assert sorted(tagged) == ['base1', 'linked1', 'old1', 'web1']
     assert tagged['web1'] == dict(vmid=120, name='web1', node='pve1', type='qemu', status='stopped', template=False,
-                                  tags=['puls-managed', 'web'], owned=True, ownership='owned', protected=True, linked_clones=[])
+                                  tags=['puls-managed', 'web'], owned=True, ownership='owned', provisioned=False, protected=True,
+                                  linked_clones=[])
     assert tagged['base1']['template'] and tagged['base1']['owned'] and tagged['base1']['linked_clones'] == ['linked1 (122)']
     assert {name: (guest['owned'], guest['ownership']) for name, guest in tagged.items() if name != 'web1'} == {
         'base1': (True, 'owned'), 'linked1': (False, 'inherited'), 'old1': (False, 'legacy')}

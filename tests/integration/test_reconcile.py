@@ -112,15 +112,18 @@ def test_drift_behind_the_collections_back_is_restored_and_a_foreign_vm_with_a_d
     api.post(path + '/config', cores=4, tags='puls-managed;web', description=notes)
     api.run_task('POST', path + '/status/stop')
 
-    inventory['all']['children']['pve_vms']['hosts']['foreign1'] = dict(pve_image=str(TEMPLATE), pve_cores=8)
+    # A declared name that a foreign VM holds stops the whole run before any change, saying how to adopt it.
+    hosts = inventory['all']['children']['pve_vms']['hosts']
+    hosts['foreign1'] = dict(pve_image=str(TEMPLATE), pve_cores=8)
     before = len(lab.writes())
-    restored = site(lab, tmp_path, inventory, 'restore')
-    assert restored.rc != 0
-    refusal = [r for r in restored.failed if r['host'] == 'foreign1']
-    assert len(refusal) == 1 and "'foreign1' is VM 'foreign1' (180 on pve1), which lacks the owner tag" in refusal[0]['result']['msg']
-    assert not [w for w in lab.writes()[before:] if '/qemu/180' in w.path]
-    assert api.vm_config('pve1', 180)['cores'] != 8
+    refused = site(lab, tmp_path, inventory, 'refused')
+    assert refused.rc != 0
+    assert ('foreign1: VM 180 (foreign1 on pve1) lacks the owner tag puls-managed, so this collection did not create it; '
+            'to take it over set pve_adopt: true for foreign1') in refused.stdout, refused.stdout
+    assert lab.writes()[before:] == [] and api.vm_config('pve1', 180)['cores'] != 8
 
+    del hosts['foreign1']
+    restored = ok(site(lab, tmp_path, inventory, 'restore'))
     assert restored.plans == {'web1': ['update']}
     config = api.vm_config('pve1', vmid)
     assert (config['cores'], sorted(config['tags'].split(';'))) == (2, ['blue', 'puls-managed', 'web'])
@@ -145,13 +148,15 @@ def test_replace_keeps_the_old_vm_until_the_new_one_is_provisioned_then_prune_an
 
     write(tmp_path / 'app.sh', 'echo app >> "$HOME/marks"\n')
     replaced = ok(site(lab, tmp_path, inventory, 'replace'))
-    assert replaced.plans == {'new1': ['provision app.sh', 'replace old1']}
+    # With pruning off, the owned guests no longer declared are orphans: listed, and left alone.
+    assert replaced.plans == {'new1': ['provision app.sh', 'replace old1'], 'stray1': ['orphan'], 'kept1': ['orphan']}
     assert set(vms(api)) == {'new1', 'stray1', 'kept1'}
     assert old1 not in [vmid for vmid, _config in vms(api).values()]
 
     inventory['all']['vars']['pve_prune'] = True
     planned = ok(site(lab, tmp_path, inventory, 'prune-plan', check=True))
-    assert planned.plans == {'new1': ['ok'], 'stray1': ['prune']}
+    # Prune never takes a protected guest: it stays an orphan.
+    assert planned.plans == {'new1': ['ok'], 'stray1': ['prune'], 'kept1': ['orphan']}
     pruned = ok(site(lab, tmp_path, inventory, 'prune'))
     assert pruned.plans == planned.plans
     assert set(vms(api)) == {'new1', 'kept1'}

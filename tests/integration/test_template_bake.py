@@ -184,12 +184,13 @@ def test_a_second_run_waits_for_the_build_another_run_is_making_and_clones_nothi
                                                     for vmid, _config in guests(lab).values() if vmid != lab_vms.TEMPLATE))
     assert runner.is_alive(), 'the first run ended before its build was held: %s' % first
     building = {vmid for vmid, config in guests(lab).values() if 'puls-building' in (config.get('tags') or '')}
-    queries = len(_resource_reads(lab))
+    queries = len(_lease_reads(lab))
     second = {}
     waiter = threading.Thread(target=lambda: second.update(run=bake(lab, tmp_path, 'second')))
     waiter.start()
-    # The second run has asked (and found the build) at least twice: it is waiting, not building.
-    assert wait_until(lambda: len(_resource_reads(lab)) >= queries + 3), 'the second run never asked about the template'
+    # The second run has asked for the build's lease (the first run's, docs/concurrency.md) at least twice: it is
+    # waiting, not building.
+    assert wait_until(lambda: len(_lease_reads(lab)) >= queries + 2), 'the second run never asked for the lease'
     release.write_text('go')
     runner.join(300)
     waiter.join(300)
@@ -199,5 +200,5 @@ def test_a_second_run_waits_for_the_build_another_run_is_making_and_clones_nothi
     assert len(clones_sent(lab)) == 1 and guests(lab)[NAME][0] in building
 
 
-def _resource_reads(lab):
-    return [request for request in lab.requests() if request.method == 'GET' and '/cluster/resources' in request.path]
+def _lease_reads(lab):
+    return [request for request in lab.requests() if request.method == 'GET' and request.path.endswith('/nodes/pve1/config')]

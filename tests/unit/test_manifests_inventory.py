@@ -147,7 +147,7 @@ def test_every_mapped_field_becomes_its_variable(fixture_listing):
                        pve_storage='local-lvm', pve_disk_size='16', pve_bridge='vmbr1', pve_ssh_user='ops',
                        pve_ci_password=SECRET_PASSWORD, pve_ip='192.168.7.20/24', pve_gateway='192.168.7.1',
                        pve_searchdomain='internal.example', pve_provision=['base.yml', 'roles.yml'],
-                       pve_force_config_check=True, pve_replace='app-03-old', pve_protected=True, pve_onboot=False,
+                       pve_force_config_check=True, pve_replace='app-03-old', pve_protected=True, pve_onboot=False, pve_adopt=True,
                        pve_pool='apps', pve_sockets=2, pve_machine='q35'),
         'app-04': dict(cluster, pve_image='local:import/debian-12-genericcloud-amd64.qcow2',
                        pve_user_data='#cloud-config\nruncmd: [echo fixture-user-data]\n', pve_state='absent'),

@@ -18,7 +18,7 @@ if __name__ == '__main__':  # run as a script to regenerate docs/index.md's tabl
 from integration.playbooks import COLLECTIONS, REPO, run_playbook  # noqa: E402
 
 from ansible_collections.puls.proxmox.plugins.filter.plan_actions import plan_actions  # noqa: E402
-from ansible_collections.puls.proxmox.plugins.module_utils._plan_words import ACTIONS, COUNTED, words_table  # noqa: E402
+from ansible_collections.puls.proxmox.plugins.module_utils._plan_words import ACTIONS, COUNTED, LEFT_ALONE, words_table  # noqa: E402
 
 ENABLED = {'ANSIBLE_CALLBACKS_ENABLED': 'puls.proxmox.plan_summary'}
 INDEX = REPO / 'docs' / 'index.md'
@@ -35,6 +35,7 @@ FIRST_RUN = {
     'web4': {'kind': 'vm', 'name': 'web4', 'actions': ['create', 'provision base.yml, web.yml', 'replace web-old']},
     'web5': {'kind': 'vm', 'name': 'web5', 'actions': ['destroy']},
     'old-db': {'kind': 'vm', 'name': 'old-db', 'actions': ['prune']},
+    'old-web': {'kind': 'vm', 'name': 'old-web', 'actions': ['orphan']},
 }
 FIRST_RUN_ISOS = [
     {'kind': 'iso', 'name': 'lab-tools.iso', 'actions': ['create']},
@@ -77,7 +78,8 @@ def summary_block(stdout, header):
 
 
 def total_line(ok=0, failed=None, **counts):
-    parts = ['{0} to {1}'.format(counts.get(kind, 0), kind) for kind in COUNTED] + ['{0} ok'.format(ok)]
+    parts = ['{0} to {1}'.format(counts.get(kind, 0), kind) for kind in COUNTED if kind not in LEFT_ALONE] + ['{0} ok'.format(ok)]
+    parts += ['{0} {1}'.format(counts[kind], kind) for kind in LEFT_ALONE if counts.get(kind)]
     return ', '.join(parts + (['{0} failed'.format(failed)] if failed else []))
 
 
@@ -95,11 +97,12 @@ def test_check_run_prints_the_plan_one_line_per_machine_and_the_totals_and_write
         'golden-web: build, provision base.yml, web.yml',
         'web3: rebuild (provision file base.yml changed), provision base.yml',
         'old-db: prune',
+        'old-web: orphan',
         'web1: create, provision base.yml, web.yml',
         'web2: update (reboot needed)',
         'web4: create, provision base.yml, web.yml, replace web-old',
         'web5: destroy',
-        total_line(create=3, update=1, build=1, rebuild=1, provision=4, replace=1, destroy=1, prune=1, ok=1),
+        total_line(create=3, update=1, build=1, rebuild=1, provision=4, replace=1, destroy=1, prune=1, ok=1, orphan=1),
     ]
     assert 'Summary (real run)' not in run.stdout
     written = json.loads(json_path.read_text())
@@ -107,26 +110,28 @@ def test_check_run_prints_the_plan_one_line_per_machine_and_the_totals_and_write
     assert written['nothing_to_do'] is False
     assert written['failed'] == []
     assert written['totals'] == {'create': 3, 'update': 1, 'build': 1, 'rebuild': 1, 'provision': 4, 'replace': 1,
-                                 'destroy': 1, 'prune': 1, 'ok': 1}
-    assert written['machines'][5] == {'kind': 'vm', 'name': 'web1', 'actions': ['create', 'provision base.yml, web.yml']}
-    assert [m['name'] for m in written['machines']] == ['extra.iso', 'lab-tools.iso', 'golden-web', 'web3', 'old-db', 'web1',
-                                                        'web2', 'web4', 'web5']
+                                 'destroy': 1, 'prune': 1, 'orphan': 1, 'ok': 1}
+    assert written['machines'][6] == {'kind': 'vm', 'name': 'web1', 'actions': ['create', 'provision base.yml, web.yml']}
+    assert [m['name'] for m in written['machines']] == ['extra.iso', 'lab-tools.iso', 'golden-web', 'web3', 'old-db', 'old-web',
+                                                        'web1', 'web2', 'web4', 'web5']
     assert SECRET not in run.stdout + run.stderr + json_path.read_text()
 
 
 def test_real_run_with_nothing_to_do_is_a_summary_of_ok_machines_and_passes_the_json_gate(tmp_path):
     json_path = tmp_path / 'plan.json'
-    settled = {host: dict(plan, actions=['ok']) for host, plan in FIRST_RUN.items()}
+    # An orphan stays out of sync, left alone: no work to do, so the gate passes.
+    settled = {host: dict(plan, actions=['orphan' if host == 'old-web' else 'ok']) for host, plan in FIRST_RUN.items()}
     run = run_playbook(tmp_path, recording_play(settled, [dict(iso, actions=['ok']) for iso in FIRST_RUN_ISOS]),
                        dict(ENABLED, PULS_PLAN_JSON=str(json_path)), inventory=inventory('localhost', *FIRST_RUN))
     assert run.rc == 0, run.stdout + run.stderr
 
     block = summary_block(run.stdout, 'Summary (real run)')
-    assert block[-1] == total_line(ok=9)
-    assert block[:-1] == [line.split(':')[0] + ': ok' for line in block[:-1]] and len(block) == 10
+    assert block[-1] == total_line(ok=9, orphan=1) and block[-1].endswith(', 9 ok, 1 orphan')
+    assert block[:-1] == [line.split(':')[0] + (': orphan' if line.startswith('old-web:') else ': ok') for line in block[:-1]]
+    assert len(block) == 11
     assert 'Plan (check mode' not in run.stdout
     written = json.loads(json_path.read_text())
-    assert (written['check_mode'], written['nothing_to_do'], written['totals']['ok']) == (False, True, 9)
+    assert (written['check_mode'], written['nothing_to_do'], written['totals']['ok'], written['totals']['orphan']) == (False, True, 9, 1)
 
 
 def test_failed_hosts_are_listed_and_fail_the_gate_while_rescued_and_ignored_failures_do_not(tmp_path):
@@ -179,7 +184,7 @@ def test_json_path_from_ansible_cfg_replaces_a_stale_file_and_a_run_without_plan
 
     assert 'Summary (real run)' not in run.stdout
     assert json.loads(json_path.read_text()) == {
-        'check_mode': False, 'machines': [], 'totals': dict(dict.fromkeys(COUNTED, 0), ok=0), 'failed': [],
+        'check_mode': False, 'git': None, 'machines': [], 'totals': dict(dict.fromkeys(COUNTED, 0), ok=0), 'failed': [],
         'nothing_to_do': True,
     }
 

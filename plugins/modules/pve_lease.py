@@ -1,0 +1,184 @@
+#!/usr/bin/python
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: pve_lease
+short_description: A lease on work that two runs could collide on, held in Proxmox VE
+version_added: 0.1.0
+description:
+  - >-
+    Takes, renews or releases a lease on a piece of work (a template's build, a VM's creation, a replace, a prune),
+    so that two runs of the same inventory at once never do the same work or undo each other's.
+  - >-
+    The leases are one line C([puls-leases: KEY=RUN@CONTROLLER:EXPIRY,...]) in the notes of the lowest-named online
+    node of the cluster (C(description) of C(/nodes/{node}/config)); every other character of those notes stays as it
+    is. Each write carries the config digest of its read; when another writer came in between, Proxmox VE refuses it
+    and the module reads and decides again, so two runs never both take one lease.
+  - >-
+    O(state=acquired) takes the lease for O(run_id) until O(ttl) seconds from now, or renews it when O(run_id) already
+    holds it. A lease another run holds and that has not expired is not taken: the result says who holds it
+    (RV(held_by)) and the task does not fail, so a task can wait with C(until). An expired lease is taken over
+    (RV(taken_over) names the run that held it).
+  - O(state=released) drops the lease when O(run_id) holds it; another run's lease is never dropped.
+  - >-
+    The expiry is read on the controller's clock: the controllers of runs that may overlap must keep their clocks in
+    agreement (NTP) to well within O(ttl).
+author:
+  - puls.proxmox contributors (@puls-proxmox)
+extends_documentation_fragment:
+  - puls.proxmox.attributes
+  - puls.proxmox.connection
+  - puls.proxmox.connection.action_group
+attributes:
+  check_mode:
+    support: full
+    details: >-
+      Writes nothing. It reports whether the lease would be taken (RV(acquired)) or, when another run holds it,
+      who does (RV(held_by)).
+  diff_mode:
+    support: full
+    details: Shows the lease's entry before and after.
+options:
+  key:
+    description:
+      - The work the lease is on. V(template/NAME) (the build of template NAME), V(vm/NAME) (the creation and
+        provisioning of VM NAME), V(replace/NAME) (the destruction of NAME by its successor) or V(prune).
+      - NAME has letters, digits, C(.), C(_) or C(-), at most 64.
+    type: str
+    required: true
+  run_id:
+    description:
+      - The run that holds the lease, one for the whole C(ansible-playbook) run (the role uses C(pve_run_id)).
+      - Letters, digits, C(.), C(_) or C(-), at most 64.
+    type: str
+    required: true
+  state:
+    description:
+      - V(acquired) takes or renews the lease; V(released) drops it.
+    type: str
+    choices: [acquired, released]
+    default: acquired
+  ttl:
+    description:
+      - Seconds the lease lasts from now, with O(state=acquired). Renew it before it expires while the work goes on.
+    type: int
+    default: 900
+notes:
+  - Reading the leases needs C(Sys.Audit) on C(/); writing them needs C(Sys.Modify) on C(/), checked before the write
+    (pve-manager C(PVE/API2/NodeConfig.pm)).
+  - When the lowest-named online node changes (it goes offline, or a node with a lower name joins), the leases
+    held in the old node's notes are not seen until it is back; see the collection's docs/concurrency.md.
+seealso:
+  - name: Proxmox VE API, node config
+    description: The C(description) and C(digest) of C(PUT /nodes/{node}/config).
+    link: https://pve.proxmox.com/pve-docs/api-viewer/#/nodes/{node}/config
+'''
+
+EXAMPLES = r'''
+- name: Take the lease on the build of web-golden, waiting while another run holds it
+  puls.proxmox.pve_lease:
+    key: template/web-golden
+    run_id: "{{ run_id }}"
+    ttl: 900
+  delegate_to: localhost
+  register: lease
+  until: lease.acquired
+  retries: 60
+  delay: 10
+
+- name: Ask, without taking it, whether another run holds the lease on web1's creation
+  puls.proxmox.pve_lease:
+    key: vm/web1
+    run_id: "{{ run_id }}"
+  check_mode: true
+  delegate_to: localhost
+  register: web1_lease
+
+- name: Release the lease
+  puls.proxmox.pve_lease:
+    key: template/web-golden
+    run_id: "{{ run_id }}"
+    state: released
+  delegate_to: localhost
+'''
+
+RETURN = r'''
+key:
+  description: The work the lease is on, as given.
+  returned: success
+  type: str
+  sample: template/web-golden
+node:
+  description: The node whose notes hold the leases.
+  returned: success
+  type: str
+  sample: pve1
+run_id:
+  description: The run, as given.
+  returned: success
+  type: str
+  sample: 3f2a9c1b7d4e
+controller:
+  description: This controller's host name, as the lease names it.
+  returned: success
+  type: str
+  sample: awx-1
+acquired:
+  description: >-
+    Whether O(run_id) holds the lease now (in check mode, would hold it). Always false with O(state=released).
+  returned: success
+  type: bool
+  sample: true
+expires:
+  description: Unix seconds when O(run_id)'s lease expires; null when it holds none.
+  returned: success
+  type: int
+  sample: 1764621234
+held_by:
+  description: The other run that holds the lease and keeps it from O(run_id), or null.
+  returned: success
+  type: dict
+  sample: {run_id: 0c1d2e3f4a5b, controller: laptop, expires: 1764621234, expires_in: 412}
+  contains:
+    run_id:
+      description: Its run id.
+      type: str
+    controller:
+      description: Its controller's host name.
+      type: str
+    expires:
+      description: Unix seconds when its lease expires.
+      type: int
+    expires_in:
+      description: Seconds from now until then (negative once expired).
+      type: int
+taken_over:
+  description: The run whose expired lease O(run_id) took over (a run that ended without releasing it), or null.
+  returned: success
+  type: dict
+  sample: {run_id: 0c1d2e3f4a5b, controller: laptop, expires: 1764620034, expires_in: -788}
+others:
+  description: Every live lease other runs hold, by key, each as RV(held_by) describes it.
+  returned: success
+  type: dict
+  sample: {vm/web2: {run_id: 0c1d2e3f4a5b, controller: laptop, expires: 1764621234, expires_in: 412}}
+'''
+
+from ansible_collections.puls.proxmox.plugins.module_utils._lease_io import ARGUMENT_SPEC, LeaseRequest, reconcile
+from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
+
+
+def main():
+    module = PveModule(argument_spec=ARGUMENT_SPEC)
+    try:
+        request = LeaseRequest.from_params(module.params)
+    except ValueError as exc:
+        module.fail(str(exc))
+    module.run(reconcile, module.client, request, check_mode=module.check_mode)
+
+
+if __name__ == '__main__':
+    main()
