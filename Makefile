@@ -74,7 +74,7 @@ unit: setup
 
 integration: setup $(PEER_VENV)
 	@echo "== stage: integration tests (lab, private network namespace)"
-	@$(NETNS) $(PYTEST) tests/lab_tests tests/integration -q -n 2
+	@$(NETNS) $(PYTEST) tests/lab_tests tests/integration -q -n 2 --durations=25
 
 lab: setup
 	@PYTHONPATH=tests $(BIN)/python -m lab --state-dir .lab

@@ -274,8 +274,9 @@ def test_a_slice_waits_for_the_template_another_slice_builds_and_clones_it_once_
     for thread in threads:
         thread.join(timeout=600)
     assert [jobs[index].status for index in (0, 1)] == ['successful', 'successful'], jobs[0].stdout + jobs[1].stdout
+    # Slice 2 waits on slice 1's lease on the build (docs/concurrency.md), asking again while slice 1 holds it.
     waits = [event for event in jobs[1].events
-             if event['event'] == 'runner_retry' and 'template is current' in event['event_data'].get('task', '')]
+             if event['event'] == 'runner_retry' and 'the lease on template/golden' in event['event_data'].get('task', '')]
     assert len(waits) >= 2, 'slice 2 did not wait for the build:\n%s' % jobs[1].stdout
     (golden,) = vms_named(lab, 'golden')
     (web1,) = vms_named(lab, 'web1')
