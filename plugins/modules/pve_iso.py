@@ -24,7 +24,7 @@ author:
   - puls.proxmox contributors (@puls-proxmox)
 extends_documentation_fragment:
   - puls.proxmox.attributes
-  - puls.proxmox.attributes.action
+  - puls.proxmox.attributes.progress
   - puls.proxmox.connection
   - puls.proxmox.connection.action_group
 attributes:
@@ -35,16 +35,6 @@ attributes:
     details:
       - "The diff is C({node: {volid: record}}) before and after, where C(record) is the short hash of the declared source,
         or V(unrecorded) for a file with no record."
-  action:
-    support: full
-    details:
-      - >-
-        The action plugin runs the module and, while it waits for a Proxmox VE task or a VM's lock, shows progress lines
-        (what is waited for, the time elapsed, the percentage and rate a download's or clone's task log reports) and
-        reports a stalled download or clone with its UPID, as a warning. The variables C(pve_progress) (V(auto): when
-        the output is a terminal; V(true); V(false)), C(pve_progress_interval) (seconds, 5) and C(pve_progress_stall)
-        (seconds, 120) set it; see the puls.proxmox.reconcile role. Progress needs the module to run on the controller
-        (C(delegate_to: localhost) or C(connection: local)); elsewhere the module runs without it.
 options:
   filename:
     description:
