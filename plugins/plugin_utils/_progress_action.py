@@ -7,8 +7,8 @@ the progress lines of _progress.ProgressWatch through Ansible's display, which p
 AWX's job output. Stall reports become warnings of the task's result too, so callbacks count them.
 
 Variables (inventory or play), read by the action on the controller:
-- pve_progress: V(auto) (default) shows progress when Ansible's output is a terminal; V(true) always (AWX, CI logs);
-  V(false) never.
+- pve_progress: V(auto) (default) shows progress when ansible-playbook's output is a terminal (known on a Linux
+  controller); V(true) always (AWX, CI logs); V(false) never.
 - pve_progress_interval: seconds between two progress lines of one wait (default 5).
 - pve_progress_stall: seconds without a new line in a download's or clone's PVE task log after which it is reported
   as stalled (default 120).
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -134,7 +133,11 @@ def _as_list(environment):
 
 
 def _terminal():
+    """Whether ansible-playbook's output is a terminal. A worker's own output is /dev/null (ansible-core's
+    WorkerProcess._detach), so its parent's, ansible-playbook's, is looked at: through /proc, on a Linux controller;
+    elsewhere progress is shown only with pve_progress: true."""
     try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError):
+        target = os.readlink('/proc/%d/fd/1' % os.getppid())
+    except OSError:
         return False
+    return target.startswith(('/dev/pts/', '/dev/tty'))
