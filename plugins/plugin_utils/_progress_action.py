@@ -94,7 +94,7 @@ class ProgressAction(ActionBase):
         def execute():
             try:
                 outcome['result'] = self._execute_module(task_vars=task_vars)
-            except BaseException as exc:  # re-raised below, in the action's own thread
+            except Exception as exc:  # re-raised below, in the action's own thread
                 outcome['error'] = exc
 
         worker = threading.Thread(target=execute, name='puls-progress-module', daemon=True)
