@@ -23,9 +23,13 @@ class ProgressNotes:
         self.path = path
 
     def note(self, what, upid=None, lines=()):
+        """Note one look at a wait; progress never fails the module, so a file that cannot be written is let be."""
         record = {'time': time.time(), 'what': what, 'upid': upid, 'lines': list(lines)}
-        with open(self.path, 'a', encoding='utf-8') as out:
-            out.write(json.dumps(record) + '\n')
+        try:
+            with open(self.path, 'a', encoding='utf-8') as out:
+                out.write(json.dumps(record) + '\n')
+        except OSError:
+            pass
 
 
 def from_environment():

@@ -85,9 +85,13 @@ def _note_progress(client, progress, upid, node, context, seen):
     """Note the log lines after line number seen; returns the number of the last line noted.
 
     PVE numbers the lines from 1 (``n``) and answers a read past the end with no line, or with one line ``no content``
-    numbered 1 while the log is empty (pve-common src/PVE/Tools.pm dump_logfile), which ``n`` tells from a real one."""
-    entries = client.get('/nodes/%s/tasks/%s/log' % (node, upid), context='reading the log of %s' % describe_task(upid),
-                         start=seen, limit=LOG_FETCH_LIMIT) or []
+    numbered 1 while the log is empty (pve-common src/PVE/Tools.pm dump_logfile), which ``n`` tells from a real one.
+    Progress never fails the wait: a log that cannot be read is noted as no new line."""
+    try:
+        entries = client.get('/nodes/%s/tasks/%s/log' % (node, upid), context='reading the log of %s' % describe_task(upid),
+                             start=seen, limit=LOG_FETCH_LIMIT) or []
+    except PveApiError:
+        entries = []
     fresh = [entry for entry in entries if int(entry.get('n', 0)) > seen]
     if fresh and seen == 0 and len(entries) == 1 and entries[0].get('t') == 'no content':
         fresh = []

@@ -152,9 +152,10 @@ def test_with_progress_notes_each_poll_notes_the_log_lines_pve_added_since_the_l
     client.progress = ProgressNotes(str(notes))
     stub.route('GET', STATUS, RUNNING, RUNNING, RUNNING, stopped('OK'))
     # dump_logfile (pve-common PVE::Tools) answers an empty log with a line 'no content', a read past the end with none.
+    # A log that cannot be read (here: a refusal) is no new line; the wait goes on.
     stub.route('GET', LOG, log('no content'), log('create full clone of drive scsi0 (local-lvm:base-9000-disk-0)',
                                                   'transferred 1.0 GiB of 10.0 GiB (10.00%)'),
-               Reply(data=[]), Reply(data=[{'n': 3, 't': 'transferred 10.0 GiB of 10.0 GiB (100.00%)'}]))
+               Reply(403, message='Permission check failed'), Reply(data=[{'n': 3, 't': 'transferred 10.0 GiB of 10.0 GiB (100.00%)'}]))
     assert client.wait_task(UPID, 10, 'cloning VM 9000 on pve1 as web1').exitstatus == 'OK'
     noted = [json.loads(line) for line in notes.read_text().splitlines()]
     assert [(note['what'], note['upid'], note['lines']) for note in noted] == [
