@@ -156,8 +156,8 @@ class ProgressWatch:
         done = [] if wait.percent is None else ['%g%%' % wait.percent] + ([wait.rate] if wait.rate else [])
         if wait.stalled_since is not None:
             done.append('stalled for %s' % human_seconds(now - wait.stalled_since))
-        return '%s: %s%s [%s elapsed]' % (self.host, wait.what, ': ' + ', '.join(done) if done else '',
-                                         human_seconds(now - wait.started))
+        detail = ': ' + ', '.join(done) if done else ''
+        return '%s: %s%s [%s elapsed]' % (self.host, wait.what, detail, human_seconds(now - wait.started))
 
     def stall_report(self, wait, now):
         where = ' at %g%%' % wait.percent if wait.percent is not None else ''
