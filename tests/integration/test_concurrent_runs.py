@@ -21,7 +21,7 @@ import lab_vms
 from polling import wait_until
 from test_plan_equals_run import fleet, mark_playbook, site, why, write
 
-from ansible_collections.puls.proxmox.plugins.module_utils._files_record import MAX_NODE_NOTES_LENGTH
+from ansible_collections.puls.proxmox.plugins.module_utils._files_record import MAX_NODE_NOTES_LENGTH, update_notes
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _lease
 
@@ -194,19 +194,19 @@ def test_a_run_killed_mid_build_is_recovered_by_the_next_run_once_its_lease_expi
     converged(lab, tmp_path, inventory, (GOLDEN, 'web1', 'web2'))
 
 
-def hold(api, key, run):
-    """Another run's live lease on key, written into the lease node's notes as that run would."""
-    notes = api.get('/nodes/pve1/config').get('description')
-    leases = dict(_lease.parse(notes), **{key: _lease.Holder(run, 'elsewhere', 2 ** 40)})
-    api.put('/nodes/pve1/config', description=_lease.render(notes, leases, MAX_NODE_NOTES_LENGTH))
+def set_lease(api, key, holder):
+    """Write another run's lease on key (holder None: drop it) into the lease node's notes, with the collection's own
+    compare-and-swap writer."""
+    def change(notes):
+        leases = {name: held for name, held in _lease.parse(notes.description).items() if name != key}
+        leases.update({key: holder} if holder else {})
+        return _lease.render(notes.description, leases, MAX_NODE_NOTES_LENGTH)
+    update_notes(api, 'pve1', change, f'setting the lease {key}')
 
 
-def release(api, key):
-    notes = api.get('/nodes/pve1/config').get('description')
-    leases = {name: holder for name, holder in _lease.parse(notes).items() if name != key}
-    rendered = _lease.render(notes, leases, MAX_NODE_NOTES_LENGTH)
-    # Emptied notes are cleared with delete=description, as the collection's own writer does (_files_record.py).
-    api.put('/nodes/pve1/config', **({'description': rendered} if rendered else {'delete': 'description'}))
+def lease_reads(lab):
+    """How often the lease node's notes were read."""
+    return len([r for r in lab.requests() if r.method == 'GET' and r.path.endswith('/nodes/pve1/config')])
 
 
 def test_a_run_that_waits_for_one_vms_lease_holds_no_other_meanwhile_so_two_runs_never_wait_on_each_other(lab, tmp_path):
@@ -216,18 +216,17 @@ def test_a_run_that_waits_for_one_vms_lease_holds_no_other_meanwhile_so_two_runs
     vms = {name: dict(pve_image=BASE_TEMPLATE, pve_ip=f'{lab.address(index + 1)}/24', pve_gateway=lab.gateway)
            for index, name in enumerate(('web1', 'web2'))}
     inventory = fleet(lab, tmp_path, {}, vms)
-    hold(api, 'vm/web1', 'other-run')
+    set_lease(api, 'vm/web1', _lease.Holder('other-run', 'elsewhere', 2 ** 40))
     outcome = {}
     runner = threading.Thread(target=lambda: outcome.update(run=site(lab, tmp_path, inventory, 'site')))
-    node_reads = len([r for r in lab.requests() if r.method == 'GET' and r.path.endswith('/nodes/pve1/config')])
+    reads = lease_reads(lab)
     runner.start()
     # The run asks for web1's lease again and again (a read of the lease node's notes each time).
-    assert wait_until(lambda: len([r for r in lab.requests() if r.method == 'GET' and r.path.endswith('/nodes/pve1/config')])
-                      >= node_reads + 5 or not runner.is_alive(), timeout=300)
+    assert wait_until(lambda: lease_reads(lab) >= reads + 5 or not runner.is_alive(), timeout=300)
     assert runner.is_alive(), why(outcome['run'])
     assert set(leases(lab)) == {'vm/web1'}, leases(lab)
     assert 'web1' not in names(lab) and 'web2' not in names(lab)
-    release(api, 'vm/web1')
+    set_lease(api, 'vm/web1', None)
     runner.join(300)
     assert outcome['run'].rc == 0, why(outcome['run'])
     converged(lab, tmp_path, inventory, ('web1', 'web2'))
