@@ -23,3 +23,20 @@ attributes:
   action:
     description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
 '''
+
+    # The modules whose action plugin shows the progress of their waits (plugin_utils/_progress_action.py).
+    PROGRESS = r'''
+options: {}
+attributes:
+  action:
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
+    support: full
+    details:
+      - >-
+        The action plugin runs the module and, while it waits for a Proxmox VE task or a VM's lock, shows progress lines
+        (what is waited for, the time elapsed, the percentage and rate a download's or clone's task log reports) and
+        reports a stalled download or clone with its UPID, as a warning. The variables C(pve_progress) (V(auto): when
+        the output is a terminal; V(true); V(false)), C(pve_progress_interval) (seconds, 5) and C(pve_progress_stall)
+        (seconds, 120) set it; see the puls.proxmox.reconcile role. Progress needs the module to run on the controller
+        (C(delegate_to: localhost) or C(connection: local)); elsewhere the module runs without it.
+'''

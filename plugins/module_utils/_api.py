@@ -254,6 +254,8 @@ class PveClient:
         self.on_request = on_request
         self.request_count = 0
         self.warnings = []
+        # A _progress.ProgressNotes: waits note what they wait for (and the task logs' new lines) for the action plugin.
+        self.progress = None
         self._verify = tls_verify(validate_certs, ca_path)
         if self._verify is False:
             self.warnings.append('validate_certs is false: the TLS certificate of %s is not verified, so the connection '

@@ -17,6 +17,7 @@ from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_requ
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TIMEOUT, MISSING_LIBRARY, PveClient
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._progress import from_environment as progress_from_environment
 
 # The connection options of every module (documented in the puls.proxmox.connection doc fragment);
 # the environment variables after PROXMOX_URL and PROXMOX_TOKEN_NAME are community.proxmox's names.
@@ -67,6 +68,7 @@ class PveModule:
                 self._client = PveClient(**connection_params(self.params))
             except PveApiError as exc:
                 self.fail_from(exc)
+            self._client.progress = progress_from_environment()
             for warning in self._client.warnings:
                 self.warn(warning)
         return self._client

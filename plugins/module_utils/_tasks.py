@@ -55,12 +55,17 @@ def _polls(deadline):
 
 
 def wait_task(client, upid, timeout, context=None):
-    """Wait until task upid stops; return its TaskResult, or raise PveApiError with its exit status and log tail."""
+    """Wait until task upid stops; return its TaskResult, or raise PveApiError with its exit status and log tail.
+
+    With client.progress (a _progress.ProgressNotes), every poll also reads the log lines PVE added since the last
+    one and notes them, for the action plugin to show the task's progress."""
     node, _type, _id = parse_upid(upid)
     what = describe_task(upid)
     context = context or what
     started = time.monotonic()
     status = None
+    progress = getattr(client, 'progress', None)
+    seen = 0
     for _poll in _polls(started + timeout):
         try:
             status = client.get('/nodes/%s/tasks/%s/status' % (node, upid), context='reading the status of %s' % what)
@@ -68,10 +73,30 @@ def wait_task(client, upid, timeout, context=None):
             if status is not None or exc.status in (401, 403) or time.monotonic() - started > STATUS_GRACE:
                 raise
             continue
+        if progress is not None:
+            seen = _note_progress(client, progress, upid, node, context, seen)
         if status.get('status') == 'stopped':
             return _finished(client, upid, node, what, context, str(status.get('exitstatus', '')))
     raise PveApiError('%s: timed out after %g s waiting for %s (%s); it may still be running, see its log in PVE'
                       % (context, timeout, what, upid), reason='task timeout', upid=upid)
+
+
+def _note_progress(client, progress, upid, node, context, seen):
+    """Note the log lines after line number seen; returns the number of the last line noted.
+
+    PVE numbers the lines from 1 (``n``) and answers a read past the end with no line, or with one line ``no content``
+    numbered 1 while the log is empty (pve-common src/PVE/Tools.pm dump_logfile), which ``n`` tells from a real one.
+    Progress never fails the wait: a log that cannot be read is noted as no new line."""
+    try:
+        entries = client.get('/nodes/%s/tasks/%s/log' % (node, upid), context='reading the log of %s' % describe_task(upid),
+                             start=seen, limit=LOG_FETCH_LIMIT) or []
+    except PveApiError:
+        entries = []
+    fresh = [entry for entry in entries if int(entry.get('n', 0)) > seen]
+    if fresh and seen == 0 and len(entries) == 1 and entries[0].get('t') == 'no content':
+        fresh = []
+    progress.note(context, upid, [str(entry.get('t', '')) for entry in fresh])
+    return max([seen] + [int(entry['n']) for entry in fresh])
 
 
 def _finished(client, upid, node, what, context, exitstatus):
@@ -91,10 +116,13 @@ def wait_unlocked(client, node, vmid, timeout):
     """Wait until VM vmid's config has no lock (clone, create, backup, ...); return that config."""
     deadline = time.monotonic() + timeout
     config = {}
+    progress = getattr(client, 'progress', None)
     for _poll in _polls(deadline):
         config = client.get('/nodes/%s/qemu/%s/config' % (node, vmid), context='reading the config of VM %s on %s' % (vmid, node))
         if not config.get('lock'):
             return config
+        if progress is not None:
+            progress.note('waiting for VM %s on %s to be unlocked (lock: %s)' % (vmid, node, config.get('lock')))
     raise PveApiError('timed out after %g s waiting for VM %s on %s to be unlocked (lock: %s)'
                       % (timeout, vmid, node, config.get('lock')), reason='VM is locked (%s)' % config.get('lock'))
 

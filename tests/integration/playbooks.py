@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import os
+import pty
 import subprocess
 import sys
 import tempfile
@@ -61,11 +62,12 @@ def _control_path_dir(tmp_path):
     return marker.read_text()
 
 
-def run_playbook(tmp_path, plays, env, inventory=None, check=False, diff=True, extra_args=(), name='play'):
+def run_playbook(tmp_path, plays, env, inventory=None, check=False, diff=True, extra_args=(), name='play', terminal=False):
     """Write plays (a list of play dicts or YAML text) to tmp_path and run ansible-playbook on them.
 
     env holds the lab's PROXMOX_* variables; the collection comes from this checkout through
-    ANSIBLE_COLLECTIONS_PATH, the controller Python is the venv's own.
+    ANSIBLE_COLLECTIONS_PATH, the controller Python is the venv's own. terminal=True runs it with its output on a
+    pseudo-terminal, as in a user's shell: stdout then holds stdout and stderr, with plain line ends.
     """
     playbook = tmp_path / '{0}.yml'.format(name)
     playbook.write_text(plays if isinstance(plays, str) else yaml.safe_dump(plays, sort_keys=False))
@@ -80,11 +82,34 @@ def run_playbook(tmp_path, plays, env, inventory=None, check=False, diff=True, e
     cmd += ['--check'] if check else []
     cmd += ['--diff'] if diff else []
     cmd += list(extra_args)
-    proc = subprocess.run(cmd, env=run_env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    if terminal:
+        proc = _run_in_terminal(cmd, run_env, tmp_path)
+    else:
+        proc = subprocess.run(cmd, env=run_env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
     results = []
     if results_file.exists():
         results = [json.loads(line) for line in results_file.read_text().splitlines() if line]
     return PlaybookRun(proc.returncode, proc.stdout, proc.stderr, results)
+
+
+def _run_in_terminal(cmd, env, cwd, timeout=600):
+    """cmd with its stdout and stderr on a pseudo-terminal: a CompletedProcess with what it wrote as stdout."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO: the last writer closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    proc.wait(timeout)
+    output = b''.join(chunks).decode('utf-8', 'replace').replace('\r\n', '\n')
+    return subprocess.CompletedProcess(cmd, proc.returncode, output, '')
 
 
 def ansible_env(tmp_path, env, results_file):

@@ -174,8 +174,12 @@ def test_cloud_init_errors_warn_or_fail_and_a_closed_ssh_port_times_out_naming_t
     run = run_playbook(tmp_path, CHAIN, lab.env, inventory=inventory(hosts), name='cloud-init')
     assert run.rc != 0
 
-    warning = role_result(run, "Warn about cloud-init's error", 'slow1')['result']['msg']
-    assert warning.startswith(f'WARNING: cloud-init on {lab.address(3)} (slow1) reported status: error')
+    # Through Ansible's warning channel: in the task result, where callbacks (the test's record_results, AWX) count it.
+    warned = role_result(run, "Warn about cloud-init's error", 'slow1')['result']
+    assert len(warned['warnings']) == 1
+    assert warned['warnings'][0].startswith(f'cloud-init on {lab.address(3)} (slow1) reported status: error')
+    assert sum(len(r['result'].get('warnings') or ()) for r in run.results if r['host'] == 'slow1') == 1
+    assert f'[WARNING]: cloud-init on {lab.address(3)} (slow1) reported status: error' in run.stderr + run.stdout
     assert 'cloud-init status --wait' in slow.commands[0]
     assert marks(slow) == ['marked'] and list(block(api, 140)) == ['mark.sh']
 
@@ -247,3 +251,44 @@ def test_a_recreated_vm_at_the_same_address_is_trusted_only_when_the_chain_is_to
     assert run('recreated', pve_vm_recreated=True).rc == 0
     assert marks(guest) == ['marked']
     assert len(host_keys()) == 1 and host_keys() != first_key
+
+
+def test_the_inner_run_gets_verbosity_diff_and_check_mode_and_pve_provision_check_checks_the_files(lab, tmp_path):
+    api = lab_vms.client(lab)
+    key, public = lab_vms.ssh_key(tmp_path)
+    guest = lab_vms.boot(lab, api, 160, 'inner1', lab.address(6), public)
+    write_project(tmp_path, guest.home)
+    # The inner playbook says what it was run with, then leaves its mark (a change check mode does not make).
+    write(tmp_path / FIRST, '''\
+        - name: First provision file
+          hosts: all
+          gather_facts: false
+          tasks:
+            - name: Say how this run was started
+              ansible.builtin.debug:
+                msg: "inner check={{ ansible_check_mode }} diff={{ ansible_diff_mode }} verbosity={{ ansible_verbosity }}"
+          roles:
+            - marker
+        ''')
+    hosts = {'inner1': host(160, lab.address(6), [FIRST, SECOND, THIRD], key, pve_provision_check=True)}
+
+    checked = run_playbook(tmp_path, CHAIN, lab.env, inventory=inventory(hosts), check=True, name='checked', extra_args=('-v',))
+    assert checked.rc == 0, checked.stdout + checked.stderr
+    report = role_result(checked, 'Report the provision files that would run', 'inner1')['result']['msg']
+    assert report.endswith('pve_provision_check is true, so they run now in check mode (playbooks with --check, '
+                           'Puppet manifests with --noop, scripts not at all)')
+    inner = role_result(checked, 'Run ansible-playbook against the machine', 'inner1')['result']
+    assert inner['rc'] == 0 and '"msg": "inner check=True diff=True verbosity=1"' in inner['stdout']
+    assert role_result(checked, 'Report the script a check run does not run', 'inner1')['result']['msg'] == (
+        f'{SECOND} is a script, which has no check mode: not run in this check run')
+    puppet = role_result(checked, 'Run puppet apply', 'inner1')['result']
+    assert '--noop' in puppet['cmd'] and puppet['rc'] in (0, 2)
+    # Nothing ran for real, and nothing is recorded: all three stay pending.
+    assert marks(guest) == [] and block(api, 160) == {}
+
+    real = run_playbook(tmp_path, CHAIN, lab.env, inventory=inventory(hosts), diff=False, name='real', extra_args=('-vv',))
+    assert real.rc == 0, real.stdout + real.stderr
+    inner = role_result(real, 'Run ansible-playbook against the machine', 'inner1')['result']
+    assert '"msg": "inner check=False diff=False verbosity=2"' in inner['stdout']
+    assert marks(guest) == ['first v1', 'second v1', 'third']
+    assert list(block(api, 160)) == [FIRST, SECOND, THIRD]

@@ -4,12 +4,14 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import PveClient, RetryPolicy
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._progress import ProgressNotes
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import TaskResult, describe_task, parse_upid
 from pve_stub import PveStub, Reply
 
@@ -143,3 +145,23 @@ def test_lock_that_stays_times_out_naming_it(stub, client):
     stub.route('GET', '/nodes/pve1/qemu/104/config', Reply(data={'lock': 'backup'}))
     with pytest.raises(PveApiError, match=r'timed out after 0.5 s waiting for VM 104 on pve1 to be unlocked \(lock: backup\)'):
         client.wait_unlocked('pve1', 104, 0.5)
+
+
+def test_with_progress_notes_each_poll_notes_the_log_lines_pve_added_since_the_last(stub, client, tmp_path):
+    notes = tmp_path / 'notes.jsonl'
+    client.progress = ProgressNotes(str(notes))
+    stub.route('GET', STATUS, RUNNING, RUNNING, RUNNING, stopped('OK'))
+    # dump_logfile (pve-common PVE::Tools) answers an empty log with a line 'no content', a read past the end with none.
+    # A log that cannot be read (here: a refusal) is no new line; the wait goes on.
+    stub.route('GET', LOG, log('no content'), log('create full clone of drive scsi0 (local-lvm:base-9000-disk-0)',
+                                                  'transferred 1.0 GiB of 10.0 GiB (10.00%)'),
+               Reply(403, message='Permission check failed'), Reply(data=[{'n': 3, 't': 'transferred 10.0 GiB of 10.0 GiB (100.00%)'}]))
+    assert client.wait_task(UPID, 10, 'cloning VM 9000 on pve1 as web1').exitstatus == 'OK'
+    noted = [json.loads(line) for line in notes.read_text().splitlines()]
+    assert [(note['what'], note['upid'], note['lines']) for note in noted] == [
+        ('cloning VM 9000 on pve1 as web1', UPID, []),
+        ('cloning VM 9000 on pve1 as web1', UPID, ['create full clone of drive scsi0 (local-lvm:base-9000-disk-0)',
+                                                   'transferred 1.0 GiB of 10.0 GiB (10.00%)']),
+        ('cloning VM 9000 on pve1 as web1', UPID, []),
+        ('cloning VM 9000 on pve1 as web1', UPID, ['transferred 10.0 GiB of 10.0 GiB (100.00%)'])]
+    assert [seen.query.get('start') for seen in stub.requests('GET', LOG)] == ['0', '0', '2', '2']

@@ -8,8 +8,9 @@ qmclone (Qemu.pm clone_vm), qmstart and qmreboot (vm_start generates the cloud-i
 from fakepve.model import PveError, TaskError
 from fakepve.qemu import drives_of, is_cdrom, join_drive, split_drive, volume_ref
 
-from .cloudinit import cloudinit_drive_key, cloudinit_pending, cloudinit_values
+from .cloudinit import cloudinit_drive_key, cloudinit_pending, cloudinit_values, drive_is_cloudinit
 from .config import PASSWORD_MASK
+from .progress import convert_rows, write_rows
 
 CLOUDINIT = '/nodes/{node}/qemu/{vmid}/cloudinit'
 # Tasks after which a VM may have powered on or off, or gone.
@@ -17,14 +18,29 @@ POWER_TASKS = ('qmstart', 'qmreboot', 'qmreset', 'qmstop', 'qmshutdown', 'qmsusp
 
 
 class LifecycleMixin(object):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # new VMID -> whether its clone is full (the request's `full`, else not for a template: Qemu.pm clone_vm).
+        self.clone_full = {}
+
     async def task(self, node, ttype, tid, user, body, vm=None, lock=True, log=()):
         wrap = {'qmclone': self._cloning, 'qmstart': self._booting, 'qmreboot': self._booting,
                 'qmdestroy': self._destroying}.get(ttype)
+        # The task's log, for a body that writes to it as time passes (progress.py).
+        log_ref = {}
         if wrap is not None and vm is not None:
-            body = wrap(body, tid, vm)
+            body = self._cloning(body, tid, vm, log_ref) if ttype == 'qmclone' else wrap(body, tid, vm)
         if ttype in POWER_TASKS:
             body = self._telling_power_listeners(body)
-        return await super().task(node, ttype, tid, user, body, vm=vm, lock=lock, log=log)
+        upid = await super().task(node, ttype, tid, user, body, vm=vm, lock=lock, log=log)
+        log_ref['log'] = self.tasks[upid]['log']
+        return upid
+
+    async def _qm_clone(self, v, user):
+        source = self.vm(int(v['vmid']))
+        full = v.get('full')
+        self.clone_full[int(v['newid'])] = bool(int(full)) if full is not None else not (source and source.template)
+        return await super()._qm_clone(v, user)
 
     def _telling_power_listeners(self, body):
         """The lab's guests follow a power change before its task ends (power_listeners: coroutine functions)."""
@@ -40,9 +56,10 @@ class LifecycleMixin(object):
 
     # A clone to another node: placement.py.
 
-    def _cloning(self, body, source_vmid, new):
+    def _cloning(self, body, source_vmid, new, log_ref):
         """The new config is written inside the worker (so a duplicate id can fail there), locked 'clone' while
-        the disks copy for clone_secs; the clone gets its own cloud-init drive."""
+        the disks copy for clone_secs, with clone_disk's lines in the task log (progress.py); the clone gets its own
+        cloud-init drive."""
         self.vms.remove(new)
         source = self.vm(int(source_vmid))
 
@@ -54,7 +71,7 @@ class LifecycleMixin(object):
             if self._qm_taken(new.vmid):
                 raise TaskError('unable to create VM {0}: config file already exists'.format(new.vmid))
             self.vms.append(new)
-            await self.pause(self.clone_secs)
+            await write_rows(self, log_ref, self.clone_secs, self._clone_lines(source, self.clone_full.pop(new.vmid, True)))
             note = await body()
             if new in self.vms:
                 try:
@@ -63,6 +80,20 @@ class LifecycleMixin(object):
                     raise TaskError('clone failed: {0}'.format(e.message)) from e
             return note
         return clone
+
+    def _clone_lines(self, source, full):
+        """What clone_disk prints for each disk of the source (not a CD-ROM, not the cloud-init drive, which PVE
+        allocates anew): its header, and for a full clone the copy's progress (QemuImage::convert)."""
+        lines = []
+        for key, volume, _props in drives_of(source.config, skip_cdrom=True) if source else ():
+            sid, name = volume_ref(volume)
+            if sid is None or drive_is_cloudinit(source.config[key]):
+                continue
+            lines.append('create {0} clone of drive {1} ({2})'.format('full' if full else 'linked', key, volume))
+            if full:
+                # A volume the lab holds no size for is copied as 1 GiB.
+                lines += convert_rows(int((self._volumes(sid).get(name) or {}).get('size') or 0) or 1 << 30)
+        return lines
 
     def _own_cloudinit(self, source, new):
         key = cloudinit_drive_key(new.config)

@@ -13,6 +13,8 @@ from fakepve.qemu import volume_ref
 from fakepve.routing import die, param_error, split_list
 from fakepve.server import USER, ok, params
 
+from .progress import wget_rows, write_rows
+
 # PVE::Storage's ISO_EXT_RE_0, VZTMPL_EXT_RE_1 and SAFE_CHAR_CLASS_RE + UPLOAD_IMPORT_EXT_RE_1.
 FILENAME_RULES = {
     'iso': (re.compile(r'[^/]+\.(?:iso|img)', re.I), 'wrong file extension'),
@@ -22,8 +24,6 @@ FILENAME_RULES = {
 }
 # PVE::Storage::Plugin KNOWN_COMPRESSION_FORMATS
 COMPRESSIONS = ('gz', 'lzo', 'zst', 'bz2')
-# PVE seconds a download takes.
-DOWNLOAD_SECS = 5
 # The form fields file_upload_multipart takes before the file part, in the only order it takes them.
 UPLOAD_FIELDS = ('content', 'checksum-algorithm', 'checksum')
 # Where Perl says a die without a newline happened: AnyEvent.pm as installed, and the lines of its dies.
@@ -119,6 +119,14 @@ def parse_upload(content_type, body):
     raise UploadRefused('upload failed at {0} line {1}.\n'.format(ANYEVENT_PM, UPLOAD_FAILED_LINE))
 
 
+def wget_size(total):
+    """wget's human size after Length: (src/http.c, human_readable): 1.0G."""
+    value, unit = float(total), 0
+    while value >= 1024 and unit < 4:
+        value, unit = value / 1024, unit + 1
+    return '%.1f%s' % (value, ' KMGT'[unit]) if unit else str(total)
+
+
 def refused_upload(error):
     """AnyEvent.pm's error() of a die in file_upload_multipart: 500 with the message as the status text and the body,
     except that response() answers 400 Bad Request with no body when the message's first line holds a CR (as
@@ -130,6 +138,12 @@ def refused_upload(error):
 
 
 class TransferMixin(object):
+    # PVE seconds a download takes; the size the lab's wget pretends a file has (its progress rows, progress.py);
+    # PVE seconds a download hangs after its first row, writing nothing (a stalled mirror).
+    download_secs = 5
+    download_bytes = 1 << 30
+    download_hang_secs = 0
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # (Content-Type, raw body) of the latest uploads, as the client sent them.
@@ -201,7 +215,10 @@ class TransferMixin(object):
                     raise TaskError("refusing to override existing file '{0}'".format(path))
                 verify(self.volume_data.get(volid, b''), ', aborting')
                 return 'OK, got correct file already, no need to download'
-            await self.pause(DOWNLOAD_SECS)
+            if self.served.fetch(url) is not None:
+                await self._downloading(log_ref, path)
+            else:
+                await self.pause(self.download_secs)
             data = self.served.fetch(url)
             if data is None:
                 raise TaskError('download failed: {0} is not a file the lab serves (see lab.serve); the lab never '
@@ -213,5 +230,20 @@ class TransferMixin(object):
             self.store_file(storage, filename, len(data), content)
             self.volume_data[volid] = data
             return "download of '{0}' to '{1}' finished".format(url, path)
-        return ok(await self.task(request.match_info['node'], 'download', filename, user, body,
-                                  log=['downloading {0} to {1}'.format(url, path)]))
+        log_ref = {}
+        upid = await self.task(request.match_info['node'], 'download', filename, user, body,
+                               log=['downloading {0} to {1}'.format(url, path)])
+        log_ref['log'] = self.tasks[upid]['log']
+        return ok(upid)
+
+    async def _downloading(self, log_ref, path):
+        """wget's output in the task log while the download takes download_secs (see progress.py), hanging
+        download_hang_secs after its first row."""
+        rows = wget_rows(self.download_bytes, self.download_secs)
+        if 'log' in log_ref:
+            log_ref['log'].extend(['Length: {0} ({1}) [application/octet-stream]'.format(
+                self.download_bytes, wget_size(self.download_bytes)), "Saving to: '{0}.tmp_dwnl.{1}'".format(path, 4242)])
+        texts = [text for _at, text in rows]
+        await write_rows(self, log_ref, self.download_secs / float(len(texts)), texts[:1])
+        await self.pause(self.download_hang_secs)
+        await write_rows(self, log_ref, self.download_secs * (len(texts) - 1) / float(len(texts)), texts[1:])

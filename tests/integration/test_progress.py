@@ -1,0 +1,86 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Progress of long waits (plugin_utils/_progress_action.py) in real ansible-playbook runs against the lab, whose tasks
+log their progress as PVE's do (tests/lab/pve/progress.py): lines with percentages while a download and a clone run,
+a stalled download reported with its UPID and counted as a warning, and progress by default only when the output is a
+terminal."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from integration.playbooks import run_playbook
+
+from lab import images
+
+TOOLS_ISO = images.seed_files()['lab-tools.iso']
+DOWNLOAD_LINE = re.compile(r'^localhost: downloading (\S+) to storage local of node pve1 as (\S+): (\d+)%, ([\d.]+[KMG]?B?/s) '
+                           r'\[(\d+)s elapsed\]$', re.MULTILINE)
+CLONE_LINE = re.compile(r'^localhost: cloning VM 9017 on pve1 as slow1: ([\d.]+)%, ([\d.]+ [KMG]iB/s) \[(\d+)s elapsed\]$',
+                        re.MULTILINE)
+STALL = re.compile(r'^localhost: downloading \S+ to storage local of node pve1 as hung\.iso: stalled: no progress for (\d+)s at '
+                   r'(\d+)% \(\d+s elapsed\); look at PVE task (UPID:pve1:[0-9A-F:]+:download:hung\.iso:[^ ]+:) \(its log: '
+                   r'`pvenode task log \3`, or the node\'s Tasks in the web UI\)$', re.MULTILINE)
+
+
+def play(*tasks, **variables):
+    return [{'name': 'Long waits', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
+             'vars': variables, 'tasks': list(tasks)}]
+
+
+@pytest.mark.lab(time_scale=1, clone_secs=30)
+def test_a_60_s_download_and_a_30_s_clone_show_progress_lines_with_percentages(lab, tmp_path):
+    lab.pve.download_secs = 60
+    url, _sums = lab.serve('tools.iso', TOOLS_ISO)
+    run = run_playbook(tmp_path, play(
+        {'name': 'Download', 'puls.proxmox.pve_iso': {'node': 'pve1', 'filename': 'tools.iso', 'url': url}},
+        {'name': 'Clone', 'puls.proxmox.pve_vm': {'name': 'slow1', 'vmid': 130, 'image': 9017, 'node': 'pve1'}},
+        pve_progress=True), lab.env, diff=False)
+    assert run.rc == 0, run.stdout + run.stderr
+
+    downloads = DOWNLOAD_LINE.findall(run.stdout)
+    assert len(downloads) >= 3, run.stdout
+    assert {(found[0], found[1]) for found in downloads} == {(url, 'tools.iso')}
+    percents = [int(found[2]) for found in downloads]
+    assert percents == sorted(percents) and percents[0] < percents[-1] < 100
+    assert all(rate.endswith('M/s') for *_rest, rate, _elapsed in downloads)
+
+    clones = CLONE_LINE.findall(run.stdout)
+    assert len(clones) >= 3, run.stdout
+    percents = [float(found[0]) for found in clones]
+    assert percents == sorted(percents) and percents[0] < percents[-1] < 100
+    assert 'stalled' not in run.stdout and not [r for r in run.results if r['result'].get('warnings')]
+
+
+@pytest.mark.lab(time_scale=0.05)
+def test_a_stalled_download_is_reported_with_its_upid_as_a_warning_and_progress_shows_on_a_terminal_only(lab, tmp_path):
+    # 32 MiB (3%) in 0.05 s, then no line for 2 s (quiet) or 4 s (stalled), then the rest in 0.45 s.
+    lab.pve.download_secs, lab.pve.download_hang_secs = 10, 40
+    url, _sums = lab.serve('hung.iso', TOOLS_ISO)
+
+    def download(filename):
+        return {'name': 'Download', 'puls.proxmox.pve_iso': {'node': 'pve1', 'filename': filename, 'url': url}}
+
+    # pve_progress is auto: the output of a test's ansible-playbook is not a terminal, so no progress is shown.
+    quiet = run_playbook(tmp_path, play(download('quiet.iso'), pve_progress_interval=1, pve_progress_stall=1), lab.env,
+                         name='quiet')
+    assert quiet.rc == 0, quiet.stdout + quiet.stderr
+    assert quiet.one('Download')['changed'] and 'elapsed' not in quiet.stdout and not quiet.one('Download').get('warnings')
+
+    lab.pve.download_hang_secs = 80
+    # pve_progress is still auto, and this run's output is a terminal: progress is shown.
+    run = run_playbook(tmp_path, play(download('hung.iso'), pve_progress_interval=1, pve_progress_stall=2),
+                       lab.env, name='stalled', terminal=True)
+    assert run.rc == 0, run.stdout + run.stderr
+    stalls = STALL.findall(run.stdout)
+    assert len(stalls) == 1, run.stdout
+    seconds, percent, upid = stalls[0]
+    assert int(seconds) >= 2 and percent == '3'
+    assert lab.call(lambda: lab.pve.tasks[upid]['status']) == 'stopped'
+    assert re.search(r'^localhost: downloading \S+ to storage local of node pve1 as hung\.iso: 3%, [\d.]+M/s, stalled for \d+s '
+                     r'\[\d+s elapsed\]$', run.stdout, re.MULTILINE), run.stdout
+    # A warning of the task's result, which callbacks count (the test's record_results callback recorded it).
+    warnings = run.one('Download')['warnings']
+    assert len(warnings) == 1 and STALL.match(warnings[0])
+    assert '[WARNING]: localhost: downloading ' + url in run.stdout
