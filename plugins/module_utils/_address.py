@@ -32,7 +32,7 @@ try:
     import dns.resolver
 except ImportError:
     HAS_DNSPYTHON = False
-    DNSPYTHON_IMPORT_ERROR = traceback.format_exc()
+    DNSPYTHON_IMPORT_ERROR: str | None = traceback.format_exc()
 else:
     HAS_DNSPYTHON = True
     DNSPYTHON_IMPORT_ERROR = None

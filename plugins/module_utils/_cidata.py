@@ -18,6 +18,7 @@ import hashlib
 import io
 import sys
 import time
+from time import struct_time
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ try:
     import yaml
 except ImportError:
     HAS_YAML = False
-    YAML_IMPORT_ERROR = traceback.format_exc()
+    YAML_IMPORT_ERROR: str | None = traceback.format_exc()
 else:
     HAS_YAML = True
     YAML_IMPORT_ERROR = None
@@ -35,7 +36,7 @@ try:
     import pycdlib
 except ImportError:
     HAS_PYCDLIB = False
-    PYCDLIB_IMPORT_ERROR = traceback.format_exc()
+    PYCDLIB_IMPORT_ERROR: str | None = traceback.format_exc()
 else:
     HAS_PYCDLIB = True
     PYCDLIB_IMPORT_ERROR = None
@@ -260,7 +261,7 @@ class _FrozenUtcClock:
         return float(SEED_EPOCH)
 
     @staticmethod
-    def localtime(seconds: float | None = None) -> time.struct_time:
+    def localtime(seconds: float | None = None) -> struct_time:
         return time.gmtime(SEED_EPOCH if seconds is None else seconds)
 
 

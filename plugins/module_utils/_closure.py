@@ -49,7 +49,7 @@ import re
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 from ansible_collections.puls.proxmox.plugins.module_utils._provision_hash import short_hash
 
@@ -57,7 +57,7 @@ try:
     import yaml
 except ImportError:
     HAS_YAML = False
-    YAML_IMPORT_ERROR = traceback.format_exc()
+    YAML_IMPORT_ERROR: str | None = traceback.format_exc()
 else:
     HAS_YAML = True
     YAML_IMPORT_ERROR = None
@@ -283,7 +283,7 @@ class _Walker:
         elif not optional and not (collection_content and _COLLECTION_REFERENCE.fullmatch(reference)):
             self._unresolved(source, f'{kind} {reference!r} (not found)')
 
-    def _static(self, reference: object, kind: str, source: Path) -> bool:
+    def _static(self, reference: object, kind: str, source: Path) -> TypeGuard[str]:
         """Whether ``reference`` is a path or name known before the play runs; a templated one is reported."""
         if isinstance(reference, str) and ('{{' in reference or '{%' in reference):
             self._unresolved(source, f'{kind} {reference!r} (templated)')

@@ -30,7 +30,7 @@ def differences(vm: Mapping[str, Any] | None) -> list[dict]:
     before, after = diff.get('before') or {}, diff.get('after') or {}
     found = []
     for field in vm.get('changes') or ():
-        entry = {'field': str(field)}
+        entry: dict[str, Any] = {'field': str(field)}
         if field in before or field in after:
             entry.update(observed=before.get(field), declared=after.get(field))
         found.append(entry)
@@ -89,7 +89,7 @@ def run_document(summary: Mapping[str, Any], started: str, finished: str, differ
 def machines_from(history: list[Mapping[str, Any]], last_runs: int = 5) -> list[dict]:
     """Each machine of the history (runs oldest first): its state and differences in the latest run that lists it,
     and its last runs (newest first: ``finished``, ``check_mode``, ``actions``, ``state``, ``commit``)."""
-    machines = {}
+    machines: dict[tuple, dict] = {}
     for run in history:
         commit = (run.get('git') or {}).get('commit')
         for machine in run.get('machines') or ():

@@ -21,6 +21,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from ansible_collections.puls.proxmox.plugins.module_utils._cidata import NoCloudSeed, SeedDataError, nocloud_seed
 
@@ -241,9 +242,18 @@ def plan(spec: IsoSpec, observed: Sequence[Observed]) -> IsoPlan:
         steps.append(step)
         if step.action == NONE:
             after[node.node] = before[node.node]
+        elif spec.state == 'present':
+            after[node.node] = {volid: _declared_source(spec).record}
         else:
-            after[node.node] = {volid: spec.source.record} if spec.state == 'present' else {}
+            after[node.node] = {}
     return IsoPlan(volid, tuple(steps), before, after)
+
+
+def _declared_source(spec: IsoSpec) -> Source:
+    """The source of a present spec, which from_params or source_from_file has set before planning."""
+    if spec.source is None:
+        raise ValueError(f'{spec.volid} has no source yet: plan a src spec after source_from_file')
+    return spec.source
 
 
 def _step(spec: IsoSpec, node: Observed) -> Step:
@@ -251,9 +261,9 @@ def _step(spec: IsoSpec, node: Observed) -> Step:
         if node.present:
             return Step(node.node, DELETE, 'state is absent')
         return Step(node.node, NONE, 'not on the storage')
-    declared = spec.source.record
+    declared = _declared_source(spec).record
     if not node.present:
-        return Step(node.node, spec.source.transfer, 'not on the storage')
+        return Step(node.node, _declared_source(spec).transfer, 'not on the storage')
     if node.record == declared:
         return Step(node.node, NONE, 'on the storage from the declared source')
     if node.record is None:
@@ -286,7 +296,8 @@ def _url_source(params: Mapping, content: str) -> Source:
 def _seed_source(seed: Mapping, filename: str) -> Source:
     hostname = seed.get('hostname') or os.path.splitext(filename)[0]
     try:
-        built = nocloud_seed(user_data=seed.get('user_data'), local_hostname=hostname, meta_data=seed.get('meta_data'),
+        # cast: nocloud_seed names a missing user_data itself.
+        built = nocloud_seed(user_data=cast(str, seed.get('user_data')), local_hostname=hostname, meta_data=seed.get('meta_data'),
                              network_config=seed.get('network_config'), vendor_data=seed.get('vendor_data'))
     except SeedDataError as exc:
         option = 'hostname' if exc.option == 'local_hostname' else exc.option

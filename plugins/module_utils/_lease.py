@@ -87,6 +87,7 @@ def parse(description: str | None) -> dict:
     leases = {}
     for key, value in _notes.parse(description, tag=LEASES_TAG, value=_VALUE).entries.items():
         match = _HOLDER.fullmatch(value)
+        assert match is not None  # _notes.parse kept only values matching _VALUE, the same pattern
         leases[key] = Holder(match['run'], match['controller'], int(match['expires']))
     return leases
 

@@ -14,6 +14,7 @@ import random
 import socket
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _lease, _notes, _privileges
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
@@ -57,7 +58,7 @@ def reconcile(client, request: LeaseRequest, check_mode: bool, now=time.time, ho
         raise PveApiError(f'no node of the cluster is online to keep the lease {request.key} in its notes')
     controller = _lease.controller_name(hostname())
     doing = f'{"taking" if request.state == ACQUIRED else "releasing"} the lease {request.key} in the notes of node {node}'
-    outcome = {}
+    outcome: dict[str, Any] = {}
 
     def change(notes):
         leases, moment = _lease.parse(notes.description), now()

@@ -47,14 +47,14 @@ def _volumes(config: Mapping[str, Any]) -> list[str]:
 def base_storages(template_config: Mapping[str, Any], template_vmid: int) -> set[str]:
     """The storages holding a base volume of the template (``local-lvm`` of ``local-lvm:base-100-disk-0``)."""
     base = re.compile(r'^base-%d-disk-\d+' % template_vmid)
-    return {storage_of(volume) for volume in _volumes(template_config)
-            if storage_of(volume) and base.match(volume.partition(':')[2])}
+    return {storage for volume in _volumes(template_config)
+            if (storage := storage_of(volume)) and base.match(volume.partition(':')[2])}
 
 
 def own_disk_storages(config: Mapping[str, Any]) -> set[str]:
     """The storages holding a plain disk volume of the guest (``vm-N-disk-M``: neither a base nor named after one)."""
-    return {storage_of(volume) for volume in _volumes(config)
-            if storage_of(volume) and _OWN_DISK.match(volume.partition(':')[2])}
+    return {storage for volume in _volumes(config)
+            if (storage := storage_of(volume)) and _OWN_DISK.match(volume.partition(':')[2])}
 
 
 def hides_base(storage: str, storage_types: Mapping[str, str]) -> bool:

@@ -81,7 +81,7 @@ def choose_node(node_status: Iterable[Mapping[str, Any]], node: str | None = Non
             raise SpecError('node', f'is {node}, but storage {storage} is not enabled there (only on '
                                     f"{', '.join(sorted(reachable)) or 'no node'}); set node to one of those or declare another storage")
         chosen = [node]
-    elif reason:
+    elif reason and source_node:  # a reason names the source's node
         if candidates and source_node not in candidates:
             raise SpecError('nodes', f"lists {', '.join(candidates)}, but the VM must be created on {source_node} ({reason}); "
                                      f'add {source_node} to nodes or set node')

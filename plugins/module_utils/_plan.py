@@ -230,8 +230,8 @@ def _check_ours(spec: VmSpec, observed: Observed) -> str:
                                 'did not create it; set adopt: true to take it over (the tag is then added), or choose another name')
     if owner == _ownership.INHERITED and not spec.adopt:
         recorded = _ownership.recorded_vmid(observed.config.get('description'), spec.owner_tag)
-        raise SpecError('name', _ownership.inherited_message(spec.name, observed.describe(), recorded,
-                                                             observed.names.get(recorded), spec.owner_tag))
+        recorded_name = None if recorded is None else observed.names.get(recorded)
+        raise SpecError('name', _ownership.inherited_message(spec.name, observed.describe(), recorded, recorded_name, spec.owner_tag))
     return owner
 
 
@@ -374,7 +374,9 @@ def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: di
 
 def _import_actions(spec: VmSpec, creation: Creation, seed: str | None, after: dict[str, Any]) -> list[Action]:
     updates, _nothing_to_delete = _converge_config(spec, {}, {}, after)
-    config = {**_import_config(spec, creation.source.volume), **updates}
+    volume = creation.source.volume
+    assert volume is not None  # resolve_image gives an import its volume
+    config = {**_import_config(spec, volume), **updates}
     upload, _nothing_replaced = _attach_seed(spec, seed, config, config, [], {}, after)
     resize = None
     if spec.disk_size is not None:

@@ -80,6 +80,7 @@ class Wanted:
 
 def wanted(client, request: _template.TemplateRequest, resources, template_vmid=None) -> Wanted:
     """The spec entries of the request, with ``spec.image`` resolved to its identity."""
+    assert request.spec is not None  # asked only for a request that declares its spec
     identity, image = image_identity(client, request.spec, resources, template_vmid)
     return Wanted(_template.spec_entries(request.spec, identity, request.provision_hashes or {}), image)
 
@@ -109,7 +110,7 @@ def image_identity(client, spec, resources, template_vmid=None) -> tuple[str | N
 def query(client, request, resources, found) -> dict:
     """Whether the template exists and is current against the spec (if given), and whether a build of it runs; never writes."""
     build = _template.find_building(resources, request.name)
-    facts = dict(building=None if build is None else dict(vmid=int(build['vmid']), node=build['node'], name=build['name']))
+    facts: dict[str, Any] = dict(building=None if build is None else dict(vmid=int(build['vmid']), node=build['node'], name=build['name']))
     want = None
     if request.spec is not None:
         want = wanted(client, request, resources, None if found is None else int(found['vmid']))
@@ -285,7 +286,8 @@ def convert(client, request, resources, check_mode) -> dict:
     want = wanted(client, request, resources)
     plan = plan_conversion(client, request, resources, build, config, want)
     require(client, conversion_needs(plan), f'converting VM {request.vmid} into template {request.name}')
-    action, warnings = ('destroyed' if plan.destroy_previous else 'retired'), []
+    action = 'destroyed' if plan.destroy_previous else 'retired'
+    warnings: list[str] = []
     if not check_mode:
         action, warnings = execute_conversion(client, request, plan)
     previous = None
