@@ -27,7 +27,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(COLLECTIONS)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export NO_COLOR := 1
 
-.PHONY: help setup test sanity lint unit integration lab demo bench chaos plan-fuzz clean
+.PHONY: help setup system-deps-test system-deps-demo test sanity lint unit integration lab demo bench chaos plan-fuzz clean
 
 help:
 	@echo "make test   set up .venv and run every test stage (sanity, lint, unit, integration)"
@@ -48,10 +48,14 @@ $(LINK):
 
 setup: $(STAMP) $(LINK)
 
-test: setup
+# The Debian packages of bindep.txt's test or demo profile: installed when root, else the exact command to run.
+system-deps-%: $(STAMP)
+	@hacking/system-deps $*
+
+test: setup system-deps-test
 	@$(MAKE) --no-print-directory sanity lint unit integration
 
-sanity: setup
+sanity: setup system-deps-test
 	@echo "== stage: ansible-test sanity"
 	@mkdir -p ~/.ansible/test/cache
 	@cp hacking/get_pip_offline.py ~/.ansible/test/cache/get_pip_24_2.py
@@ -65,21 +69,24 @@ sanity: setup
 	 && grep -q '^ansible-test exit status: 0$$' .build/sanity.log
 
 lint: setup
-	@echo "== stage: ansible-lint (production profile)"
+	@echo "== stage: lint (ruff, mypy, ansible-lint production profile)"
+	@$(BIN)/ruff check --quiet .
+	@$(BIN)/ruff format --check --quiet .
+	@cd $(COLLECTIONS) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/mypy.ini ansible_collections/puls/proxmox/plugins
 	@$(BIN)/ansible-lint --profile production --offline 2>&1 | tail -n 40
 
-unit: setup
+unit: setup system-deps-test
 	@echo "== stage: unit tests"
 	@$(PYTEST) tests/unit -q
 
-integration: setup $(PEER_VENV)
+integration: setup system-deps-test $(PEER_VENV)
 	@echo "== stage: integration tests (lab, private network namespace)"
 	@$(NETNS) $(PYTEST) tests/lab_tests tests/integration -q -n 2 --durations=25
 
 lab: setup
 	@PYTHONPATH=tests $(BIN)/python -m lab --state-dir .lab
 
-demo: setup
+demo: setup system-deps-demo
 	@hacking/demo
 
 # Installed outside the private network namespace, which has no route to the package index.
