@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path
 from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError, parse_property_string
 
 try:
@@ -126,7 +127,7 @@ def agent_address(client, node, vmid, wait):
     The wait is the caller's bound (``agent_timeout``): the client's own retries of a failed request (a hung agent's
     ``got timeout`` is a 500 it would retry for minutes) are held to the time left, so the last request is the only one
     that may end after the wait, when PVE gives up on the agent (qemu-server's QMP timeout, seconds)."""
-    path = f'/nodes/{node}/qemu/{vmid}/agent/network-get-interfaces'
+    path = guest_path(node, vmid, '/agent/network-get-interfaces')
     deadline = time.monotonic() + wait
     delay = AGENT_FIRST_POLL
     while True:

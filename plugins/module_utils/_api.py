@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import (
     SECRET_PARAMS, PveApiError, Redactor, describe_failure, is_missing, is_permanent, permission_hint, transient_reason, vmid_taken,
 )
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import TaskResult, wait_task, wait_unlocked
 
 # (library, traceback) of the first required library that failed to import; the base module reports it.
@@ -337,7 +338,7 @@ class PveClient:
 
     def vm_config(self, node, vmid, current=False):
         """VM vmid's config: with pending changes applied (PVE's default), or as it runs (current=True)."""
-        return self.get('/nodes/%s/qemu/%s/config' % (node, vmid), current=1 if current else None,
+        return self.get(guest_path(node, vmid, '/config'), current=1 if current else None,
                         context='reading the config of VM %s on %s' % (vmid, node))
 
     # ------------------------------------------------------------------ creating guests

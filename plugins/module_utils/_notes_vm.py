@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _provision_hash
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import DIGEST_WRITE_ATTEMPTS, PveApiError, is_concurrent_change
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path
 from ansible_collections.puls.proxmox.plugins.module_utils._plan import find_vm
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import notes_needs, require
 
@@ -144,7 +145,7 @@ def write_notes(client, notes: VmNotes, request: NotesRequest) -> tuple[VmNotes,
         params = {'description': plan.after} if plan.after else {'delete': 'description'}
         try:
             # Repeating it is harmless: a write that did land makes the digest stale, and the re-read finds it done.
-            client.put('/nodes/%s/qemu/%s/config' % (notes.node, notes.vmid), idempotent=True, digest=notes.digest,
+            client.put(guest_path(notes.node, notes.vmid, '/config'), idempotent=True, digest=notes.digest,
                        context='writing the provision record into the Notes of VM %s on %s' % (notes.vmid, notes.node),
                        **params)
             break

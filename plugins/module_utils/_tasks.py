@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path
 
 LOG_TAIL_LINES = 10
 # A task log is fetched in one request; PVE's default page is 50 lines.
@@ -118,7 +119,7 @@ def wait_unlocked(client, node, vmid, timeout):
     config = {}
     progress = getattr(client, 'progress', None)
     for _poll in _polls(deadline):
-        config = client.get('/nodes/%s/qemu/%s/config' % (node, vmid), context='reading the config of VM %s on %s' % (vmid, node))
+        config = client.get(guest_path(node, vmid, '/config'), context='reading the config of VM %s on %s' % (vmid, node))
         if not config.get('lock'):
             return config
         if progress is not None:
@@ -132,7 +133,7 @@ def wait_power_state(client, node, vmid, wanted, deadline, context):
     (time.monotonic()); return that status. A power task of a VM that HA manages only queues a request to the HA
     manager (qemu-server PVE/API2/Qemu.pm vm_start, vm_stop, vm_shutdown: ``hastart``/``hastop`` tasks) and ends
     before the VM changes state; any other power task ends with the state reached, and one read shows it."""
-    path = '/nodes/%s/qemu/%s/status/current' % (node, vmid)
+    path = guest_path(node, vmid, '/status/current')
     status = {}
     for _poll in _polls(deadline):
         status = client.get(path, context='reading the status of VM %s on %s' % (vmid, node))

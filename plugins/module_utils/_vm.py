@@ -32,6 +32,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._address import (
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._cidata import SeedIso, build_seed_iso, nocloud_seed
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path, guests_path
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, locality_volumes, uses_local_storage
@@ -62,7 +63,7 @@ class Vm:
     name: str
 
     def path(self, suffix=''):
-        return f'/nodes/{self.node}/qemu/{self.vmid}{suffix}'
+        return guest_path(self.node, self.vmid, suffix)
 
     def __str__(self):
         return f'VM {self.name} ({self.vmid} on {self.node})'
@@ -321,7 +322,7 @@ class Execution:
 
     def clone(self, vmid, node, name, full, newid=None, target=None, storage=None, pool=None, notes='', owner_tag=None):
         context = f'cloning VM {vmid} on {node} as {name}'
-        self.vm.vmid = self._create(f'/nodes/{node}/qemu/{vmid}/clone', newid, context, owner_tag=owner_tag, notes=notes,
+        self.vm.vmid = self._create(guest_path(node, vmid, '/clone'), newid, context, owner_tag=owner_tag, notes=notes,
                                     full=full, target=target, storage=storage, pool=pool)
         self.vm.node = target or node
         # A clone's config keeps "lock: clone" until its disks are copied (qemu-server PVE/API2/Qemu.pm, clone_vm).
@@ -330,7 +331,7 @@ class Execution:
     def create_by_import(self, node, config, newid=None, pool=None, owner_tag=None):
         settings = {key: value for key, value in config.items() if key != 'name'}
         self.vm.node = node
-        self.vm.vmid = self._create(f'/nodes/{node}/qemu', newid, f'creating VM {self.vm.name} on {node}', owner_tag=owner_tag,
+        self.vm.vmid = self._create(guests_path(node), newid, f'creating VM {self.vm.name} on {node}', owner_tag=owner_tag,
                                     pool=pool, **settings)
         self.client.wait_unlocked(node, self.vm.vmid, self.timeout)
 
