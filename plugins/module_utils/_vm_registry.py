@@ -57,6 +57,7 @@ class VmOption:
     template_config: bool = False  # a spec key whose value the template's config still holds ("cores 2 -> 4")
     manifest_field: str | None = None  # the proxmops manifest's spec field of the same meaning
     manifest_extension: bool = False  # a field proxmops does not have, which the manifests plugin adds
+    manifest_rank: int = 0  # the field's place in the plugin's list of fields (proxmops's order, then the extensions)
 
     def argument_spec(self) -> dict[str, Any]:
         """The option's entry of an Ansible argument spec, without a fallback (``env``) or a code default."""
@@ -73,6 +74,8 @@ class VmOption:
         """The role variable's entry of roles/reconcile/meta/argument_specs.yml (entry point main)."""
         spec = dict(self.variable_spec) if self.variable_spec is not None else self.argument_spec()
         spec.pop('required', None)  # a variable has a role default or may be left out
+        if not spec.get('no_log'):
+            spec.pop('no_log', None)  # no_log false only quiets pve_vm's sanity check of option names like "keys"
         if 'choices' in spec:
             spec['choices'] = list(spec['choices'])
         return {'description': list(self.variable_doc), **spec}
@@ -185,7 +188,7 @@ VM_OPTIONS = (
             'Without it, a new VM gets a free VMID, safely also when many VMs are created at once.',
         ),
         variable='pve_vmid',
-        build=True, manifest_field='vmid',
+        build=True, manifest_field='vmid', manifest_rank=1,
     ),
     VmOption(
         'pool', 'str',
@@ -196,7 +199,7 @@ VM_OPTIONS = (
         variable_doc=(
             'Resource pool a new machine is created in.',
         ),
-        build=True, manifest_field='pool', manifest_extension=True,
+        build=True, manifest_field='pool', manifest_rank=13, manifest_extension=True,
     ),
     VmOption(
         'storage', 'str',
@@ -220,7 +223,7 @@ VM_OPTIONS = (
         variable_doc=(
             'CPU cores per socket.',
         ),
-        build=True, template_spec=True, template_config=True, manifest_field='cores',
+        build=True, template_spec=True, template_config=True, manifest_field='cores', manifest_rank=2,
     ),
     VmOption(
         'sockets', 'int',
@@ -232,7 +235,7 @@ VM_OPTIONS = (
         variable_doc=(
             'CPU sockets.',
         ),
-        build=True, template_spec=True, template_config=True, manifest_field='sockets', manifest_extension=True,
+        build=True, template_spec=True, template_config=True, manifest_field='sockets', manifest_rank=14, manifest_extension=True,
     ),
     VmOption(
         'memory', 'int',
@@ -244,7 +247,7 @@ VM_OPTIONS = (
         variable_doc=(
             'Memory in MiB.',
         ),
-        build=True, template_spec=True, template_config=True, manifest_field='memory',
+        build=True, template_spec=True, template_config=True, manifest_field='memory', manifest_rank=3,
     ),
     VmOption(
         'cpu', 'str',
@@ -256,7 +259,7 @@ VM_OPTIONS = (
         variable_doc=(
             'CPU type, for example V(host).',
         ),
-        build=True, template_spec=True, template_config=True, manifest_field='cpu',
+        build=True, template_spec=True, template_config=True, manifest_field='cpu', manifest_rank=4,
     ),
     VmOption(
         'machine', 'str',
@@ -269,7 +272,7 @@ VM_OPTIONS = (
         variable_doc=(
             'Machine type.',
         ),
-        build=True, template_spec=True, template_config=True, manifest_field='machine', manifest_extension=True,
+        build=True, template_spec=True, template_config=True, manifest_field='machine', manifest_rank=15, manifest_extension=True,
     ),
     VmOption(
         'disk_size', 'str',
@@ -450,7 +453,7 @@ VM_OPTIONS = (
             'The machine then gets neither O(pve_ssh_user) nor O(pve_ssh_keys) as cloud-init settings; authorize '
             'a key in the user-data to provision it.',
         ),
-        build=True, template_spec=True, manifest_field='userData',
+        build=True, template_spec=True, manifest_field='userData', manifest_rank=6,
     ),
     VmOption(
         'user_data_storage', 'str',
@@ -490,7 +493,7 @@ VM_OPTIONS = (
         variable_doc=(
             "PVE's protection flag. The role never destroys a protected machine. Unset leaves the flag alone.",
         ),
-        manifest_field='protected', manifest_extension=True,
+        manifest_field='protected', manifest_rank=10, manifest_extension=True,
     ),
     VmOption(
         'onboot', 'bool',
@@ -502,7 +505,7 @@ VM_OPTIONS = (
         variable_doc=(
             'Start the VM when its node boots.',
         ),
-        manifest_field='onboot', manifest_extension=True,
+        manifest_field='onboot', manifest_rank=11, manifest_extension=True,
     ),
     VmOption(
         'apply_mode', 'str',
@@ -518,7 +521,7 @@ VM_OPTIONS = (
             'What to do with changes a running VM takes only at its next boot. V(report) lists them; V(reboot) '
             'restarts it.',
         ),
-        manifest_field='applyMode',
+        manifest_field='applyMode', manifest_rank=5,
     ),
     VmOption(
         'owner_tag', 'str',
@@ -543,7 +546,7 @@ VM_OPTIONS = (
             'Without it such a VM is never touched, and the run fails before any change, naming the VM and saying'
             ' how to adopt it (and when its Notes show that Puls provisioned it).',
         ),
-        manifest_field='adopt', manifest_extension=True,
+        manifest_field='adopt', manifest_rank=12, manifest_extension=True,
     ),
     VmOption(
         'shutdown_timeout', 'int',
@@ -643,4 +646,5 @@ def template_config_keys() -> tuple[str, ...]:
 
 def manifest_fields() -> dict[str, VmOption]:
     """The proxmops manifest's plain spec fields, each the option it declares."""
-    return {option.manifest_field: option for option in VM_OPTIONS if option.manifest_field}
+    declared = sorted((option for option in VM_OPTIONS if option.manifest_field), key=lambda option: option.manifest_rank)
+    return {option.manifest_field: option for option in declared}
