@@ -322,7 +322,7 @@ def held_until_restart(key: str, config: Mapping[str, Any], value: Any = None) -
         before, after = _net_value(config[key]), _net_value(value)
         return any(before.get(prop) != after.get(prop) for prop in NET_REPLUG_PROPERTIES) or not (before.get('bridge') and after.get('bridge'))
     if key == 'memory':
-        return 'memory' not in enabled or (value is not None and _integer_value(PVE_DEFAULT_MEMORY, 'current')(value) < MIN_HOTPLUG_MEMORY)
+        return 'memory' not in enabled or (value is not None and _KEYS['memory'].canonical(value) < MIN_HOTPLUG_MEMORY)
     return True
 
 
