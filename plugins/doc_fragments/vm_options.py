@@ -91,6 +91,13 @@ options:
     description:
       - Memory in MiB.
     type: int
+  balloon:
+    description:
+      - 'Minimum memory in MiB (PVE''s C(balloon)): with less than O(memory), PVE may take memory back from the
+        running VM down to this amount through its balloon driver. V(0) turns the balloon device off. At most O(memory),
+        which PVE requires.'
+      - Changing the amount applies at once; turning ballooning on or off takes effect at the next boot.
+    type: int
   cpu:
     description:
       - CPU type, for example V(host) or V(x86-64-v2-AES), optionally with properties (V(host,flags=+aes)). Properties

@@ -250,6 +250,21 @@ VM_OPTIONS = (
         build=True, template_spec=True, template_config=True, manifest_field='memory', manifest_rank=3,
     ),
     VmOption(
+        'balloon', 'int',
+        minimum=0, meaning=' MiB', pve_key='balloon',
+        doc=(
+            'Minimum memory in MiB (PVE\'s C(balloon)): with less than O(memory), PVE may take memory back from the '
+            'running VM down to this amount through its balloon driver. V(0) turns the balloon device off. At most '
+            'O(memory), which PVE requires.',
+            'Changing the amount applies at once; turning ballooning on or off takes effect at the next boot.',
+        ),
+        variable='pve_balloon',
+        variable_doc=(
+            'Minimum memory in MiB that ballooning may leave the machine (at most O(pve_memory)); V(0) turns ballooning off.',
+        ),
+        build=True, template_spec=True, template_config=True,
+    ),
+    VmOption(
         'cpu', 'str',
         doc=(
             'CPU type, for example V(host) or V(x86-64-v2-AES), optionally with properties (V(host,flags=+aes)). '

@@ -307,7 +307,8 @@ def held_until_restart(key: str, config: Mapping[str, Any], value: Any = None) -
     qemu-server ``PVE/QemuServer.pm``, ``vmconfig_hotplug_pending``: a NIC whose bridge, VLAN tag, trunks, firewall,
     rate or link_down change is re-plugged at once whatever ``hotplug`` says (``vmconfig_update_net``); a new or
     removed NIC, or one whose model, MAC, queues or MTU change, needs hotplug ``network``; memory needs hotplug
-    ``memory`` (and at least 1024 MiB, ``PVE/QemuServer/Memory.pm``, ``qemu_memory_hotplug``).
+    ``memory`` (and at least 1024 MiB, ``PVE/QemuServer/Memory.pm``, ``qemu_memory_hotplug``); a balloon target is set
+    at once unless the change turns the balloon device on or off.
     """
     if key in CLOUDINIT_KEYS or _IPCONFIG_KEY.match(key):
         return True
@@ -323,7 +324,14 @@ def held_until_restart(key: str, config: Mapping[str, Any], value: Any = None) -
         return any(before.get(prop) != after.get(prop) for prop in NET_REPLUG_PROPERTIES) or not (before.get('bridge') and after.get('bridge'))
     if key == 'memory':
         return 'memory' not in enabled or (value is not None and _KEYS['memory'].canonical(value) < MIN_HOTPLUG_MEMORY)
+    if key == 'balloon':
+        # A new target is set at once; turning the balloon device on or off (0 is off, no key on) waits for a restart.
+        return _balloon_on(config.get(key)) != _balloon_on(value)
     return True
+
+
+def _balloon_on(value: Any) -> bool:
+    return value is None or value == '' or int(value) != 0
 
 
 def hotplug_features(value: Any) -> frozenset[str]:
@@ -495,6 +503,7 @@ class VmSpec:
     cores: int | None = None
     sockets: int | None = None
     memory: int | None = None
+    balloon: int | None = None
     cpu: str | None = None
     machine: str | None = None
     disk_size: int | None = None
@@ -559,6 +568,10 @@ class VmSpec:
         if self.linked_clone and self.storage is not None:
             raise SpecError('linked_clone', "keeps the clone's disks on the template's storage (PVE refuses storage for a "
                                             'linked clone); drop storage or set linked_clone: false')
+        # qemu-server PVE/API2/Qemu.pm, $update_vm_api: "balloon value too large (must be smaller than assigned memory)".
+        if self.balloon is not None and self.memory is not None and self.balloon > self.memory:
+            raise SpecError('balloon', f'({self.balloon} MiB) is more than memory ({self.memory} MiB), which PVE refuses; '
+                                       'declare at most memory, or 0 to turn ballooning off')
         if self.gateway is not None and self.ip == 'dhcp':
             raise SpecError('gateway', 'is set but ip is dhcp, which takes its gateway from the DHCP server; drop gateway or declare a static ip')
         if self.gateway is not None and self.ip is None and self.dns_domain is None:
