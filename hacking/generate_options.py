@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Write the files Ansible needs static from the VM options' declarations (plugins/module_utils/_vm_registry.py):
