@@ -249,6 +249,9 @@ VM_OPTIONS = (
         ),
         build=True, template_spec=True, template_config=True, manifest_field='memory', manifest_rank=3,
     ),
+    # qemu-server PVE/QemuServer.pm $confdesc: balloon is the "amount of target RAM for the VM in MiB", 0 disables the
+    # balloon driver, no key leaves it on; with less than memory, PVE's automatic memory allocation may take the VM down
+    # to it (PVE docs, qm(1), "Memory"). The check against memory is VmSpec's (_vmconfig).
     VmOption(
         'balloon', 'int',
         minimum=0, meaning=' MiB', pve_key='balloon',
