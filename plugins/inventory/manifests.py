@@ -32,6 +32,7 @@ author:
   - puls.proxmox contributors (@puls-proxmox)
 extends_documentation_fragment:
   - constructed
+  - puls.proxmox.vm_options.manifests
 options:
   plugin:
     description:
@@ -68,10 +69,9 @@ notes:
   - >-
     B(Mapping.) The fields of C(metadata) and C(spec) become these variables.
     C(metadata.name) is the host name. C(metadata.node) is C(pve_node). C(metadata.tags) is C(pve_tags).
-    C(spec.vmid) is C(pve_vmid). C(spec.cores) is C(pve_cores). C(spec.memory) is C(pve_memory), in MiB.
-    C(spec.cpu) is C(pve_cpu). C(spec.disks[0].storage) is C(pve_storage). C(spec.disks[0].size) is C(pve_disk_size).
-    C(spec.net[0].bridge) is C(pve_bridge). C(spec.net[0].tag) is C(pve_vlan).
-    C(spec.applyMode) is C(pve_apply_mode). C(spec.userData) is C(pve_user_data).
+    C(spec.disks[0].storage) is C(pve_storage). C(spec.disks[0].size) is C(pve_disk_size).
+    C(spec.net[0].bridge) is C(pve_bridge). C(spec.net[0].tag) is C(pve_vlan). The fields that set one variable each
+    follow (B(Fields.) and B(Field extensions.)).
   - >-
     B(Power and state.) C(spec.state) V(running) and V(stopped) are C(pve_power). V(absent), an extension, is
     C(pve_state=absent). A C(Template) accepts only V(absent).
@@ -98,9 +98,7 @@ notes:
   - >-
     B(Extensions.) proxmops has no fields for these variables, so these C(spec) fields carry them. proxmops ignores
     fields it does not know. C(provision) (a list of files) is C(pve_provision). C(forceConfigCheck) is
-    C(pve_force_config_check). C(replace) is C(pve_replace). C(protected) is C(pve_protected). C(onboot) is
-    C(pve_onboot). C(adopt) is C(pve_adopt). C(pool) is C(pve_pool). C(sockets) is C(pve_sockets). C(machine) is
-    C(pve_machine). A C(Template) also accepts C(fromTemplate) and C(cloudInit), for the VM that builds it. It does not
+    C(pve_force_config_check). C(replace) is C(pve_replace). A C(Template) also accepts C(fromTemplate) and C(cloudInit), for the VM that builds it. It does not
     accept C(applyMode), C(userData), C(replace), C(onboot) or C(adopt).
   - >-
     B(Not reconciled.) These proxmops fields are reported with a warning and ignored. C(spec.iso), C(spec.net[].model),
@@ -153,6 +151,8 @@ import yaml
 
 from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
+
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import manifest_fields
 
 API_VERSION = 'proxmops.dev/v1'
 VM_GROUP = 'pve_vms'
@@ -283,24 +283,22 @@ class Fields:
                 for index, item in enumerate(items)]
 
 
+def _read(option):
+    """The variable of a VM option's manifest field (module_utils/_vm_registry.py), and how the field is read."""
+    if option.choices:
+        return option.variable, partial(Fields.choice, choices=option.choices)
+    return option.variable, {'int': Fields.positive_int, 'bool': Fields.boolean}.get(option.type, Fields.text)
+
+
+_OPTION_FIELDS = manifest_fields()
 # Spec fields that set one variable each, and how each is read.
 _DIRECT_FIELDS = {
-    'vmid': ('pve_vmid', Fields.positive_int),
-    'cores': ('pve_cores', Fields.positive_int),
-    'memory': ('pve_memory', Fields.positive_int),
-    'cpu': ('pve_cpu', Fields.text),
-    'applyMode': ('pve_apply_mode', partial(Fields.choice, choices=('report', 'reboot'))),
-    'userData': ('pve_user_data', Fields.text),
+    **{field: _read(option) for field, option in _OPTION_FIELDS.items() if not option.manifest_extension},
     # Extensions: variables proxmops has no field for.
     'provision': ('pve_provision', Fields.text_list),
     'forceConfigCheck': ('pve_force_config_check', Fields.boolean),
     'replace': ('pve_replace', Fields.text),
-    'protected': ('pve_protected', Fields.boolean),
-    'onboot': ('pve_onboot', Fields.boolean),
-    'adopt': ('pve_adopt', Fields.boolean),
-    'pool': ('pve_pool', Fields.text),
-    'sockets': ('pve_sockets', Fields.positive_int),
-    'machine': ('pve_machine', partial(Fields.choice, choices=('q35', 'i440fx'))),
+    **{field: _read(option) for field, option in _OPTION_FIELDS.items() if option.manifest_extension},
 }
 # Spec fields read by their own code.
 _STRUCTURED_FIELDS = ('image', 'fromTemplate', 'disks', 'net', 'cloudInit', 'state')

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _provision_hash
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import template_config_keys
 from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
     _PARSERS, DEFAULT_OWNER_TAG, MASK, SpecError, as_bool, boot_disk_key, cloudinit_drive_key, decode_sshkeys, disk_size, drive_volumes,
     format_size, is_seed_of, normalize_tags, parse_drive, seed_drive_key, storage_of,
@@ -53,7 +54,7 @@ _IPCONFIG_KEY = re.compile(r'^ipconfig\d+$')
 _UNUSED_KEY = re.compile(r'^unused\d+$')
 _SPEC_KEY_NAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.-]*$')
 # Hardware spec keys (pve_vm's option names) whose value the template's config still holds.
-_CONFIG_KEYS = ('cores', 'sockets', 'memory', 'cpu', 'machine')
+_CONFIG_KEYS = template_config_keys()
 # pve_vm's checks of the options both modules have.
 _VM_OPTIONS = dict(_PARSERS, timeout=_PARSERS['shutdown_timeout'])
 

@@ -40,14 +40,14 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 from urllib.parse import quote, unquote
 
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import OPTIONS_BY_NAME, VM_OPTIONS, VmOption
+
 DEFAULT_OWNER_TAG = 'puls-managed'
 DEFAULT_SEED_STORAGE = 'local'
 SEED_PREFIX = 'puls-seed-'
 DEFAULT_BRIDGE = 'vmbr0'
 DEFAULT_NIC_MODEL = 'virtio'
 MASK = '********'
-STATES = ('present', 'started', 'stopped', 'restarted', 'absent')
-APPLY_MODES = ('report', 'reboot')
 # PVE calls i440fx "pc" (qemu-server PVE/QemuServer/Machine.pm).
 MACHINE_TYPES = {'q35': 'q35', 'i440fx': 'pc'}
 SSH_KEY_TYPES = frozenset((
@@ -73,10 +73,6 @@ DEFAULT_HOTPLUG = ('network', 'disk', 'usb')
 NET_REPLUG_PROPERTIES = ('model', 'macaddr', 'queues', 'mtu')
 # qemu-server Memory.pm $STATICMEM: memory hot-plug refuses less.
 MIN_HOTPLUG_MEMORY = 1024
-# Defaults PVE uses for an absent key, so an absent key equals its declared default.
-PVE_DEFAULT_CORES = 1
-PVE_DEFAULT_SOCKETS = 1
-PVE_DEFAULT_MEMORY = 512
 
 _SIZE_UNITS = {'': 1, 'K': 1024, 'M': 1024 ** 2, 'G': 1024 ** 3, 'T': 1024 ** 4}
 _PVE_SIZE = re.compile(r'^(\d+(?:\.\d+)?)([KMGT]?)$')
@@ -311,7 +307,8 @@ def held_until_restart(key: str, config: Mapping[str, Any], value: Any = None) -
     qemu-server ``PVE/QemuServer.pm``, ``vmconfig_hotplug_pending``: a NIC whose bridge, VLAN tag, trunks, firewall,
     rate or link_down change is re-plugged at once whatever ``hotplug`` says (``vmconfig_update_net``); a new or
     removed NIC, or one whose model, MAC, queues or MTU change, needs hotplug ``network``; memory needs hotplug
-    ``memory`` (and at least 1024 MiB, ``PVE/QemuServer/Memory.pm``, ``qemu_memory_hotplug``).
+    ``memory`` (and at least 1024 MiB, ``PVE/QemuServer/Memory.pm``, ``qemu_memory_hotplug``); a balloon target is set
+    at once unless the change turns the balloon device on or off.
     """
     if key in CLOUDINIT_KEYS or _IPCONFIG_KEY.match(key):
         return True
@@ -326,8 +323,15 @@ def held_until_restart(key: str, config: Mapping[str, Any], value: Any = None) -
         before, after = _net_value(config[key]), _net_value(value)
         return any(before.get(prop) != after.get(prop) for prop in NET_REPLUG_PROPERTIES) or not (before.get('bridge') and after.get('bridge'))
     if key == 'memory':
-        return 'memory' not in enabled or (value is not None and _integer_value(PVE_DEFAULT_MEMORY, 'current')(value) < MIN_HOTPLUG_MEMORY)
+        return 'memory' not in enabled or (value is not None and _KEYS['memory'].canonical(value) < MIN_HOTPLUG_MEMORY)
+    if key == 'balloon':
+        # A new target is set at once; turning the balloon device on or off (0 is off, no key on) waits for a restart.
+        return _balloon_on(config.get(key)) != _balloon_on(value)
     return True
+
+
+def _balloon_on(value: Any) -> bool:
+    return value is None or value == '' or int(value) != 0
 
 
 def hotplug_features(value: Any) -> frozenset[str]:
@@ -499,6 +503,7 @@ class VmSpec:
     cores: int | None = None
     sockets: int | None = None
     memory: int | None = None
+    balloon: int | None = None
     cpu: str | None = None
     machine: str | None = None
     disk_size: int | None = None
@@ -563,23 +568,37 @@ class VmSpec:
         if self.linked_clone and self.storage is not None:
             raise SpecError('linked_clone', "keeps the clone's disks on the template's storage (PVE refuses storage for a "
                                             'linked clone); drop storage or set linked_clone: false')
+        # qemu-server PVE/API2/Qemu.pm, $update_vm_api: "balloon value too large (must be smaller than assigned memory)".
+        if self.balloon is not None and self.memory is not None and self.balloon > self.memory:
+            raise SpecError('balloon', f'({self.balloon} MiB) is more than memory ({self.memory} MiB), which PVE refuses; '
+                                       'declare at most memory, or 0 to turn ballooning off')
         if self.gateway is not None and self.ip == 'dhcp':
             raise SpecError('gateway', 'is set but ip is dhcp, which takes its gateway from the DHCP server; drop gateway or declare a static ip')
         if self.gateway is not None and self.ip is None and self.dns_domain is None:
             raise SpecError('gateway', 'needs a static ip (declared, or resolved through dns_domain); declare ip or drop gateway')
 
 
-_PARSERS: dict[str, Callable[[str, Any], Any]] = {
-    'name': _name, 'state': _choice(*STATES), 'image': _text, 'linked_clone': _flag, 'node': _text, 'nodes': _words,
-    'vmid': _integer(100, 999999999), 'pool': _text, 'storage': _storage,
-    'cores': _integer(1), 'sockets': _integer(1), 'memory': _integer(16, meaning=' MiB'),
-    'cpu': _cpu, 'machine': _choice(*MACHINE_TYPES), 'disk_size': parse_disk_size,
-    'bridge': _bridge, 'vlan': _integer(1, 4094, ' (an 802.1Q VLAN id)'), 'ip': _ip, 'gateway': _gateway,
-    'nameservers': _nameservers, 'searchdomain': _text, 'ci_user': _text, 'ci_password': lambda option, value: str(value),
+# The checks of the options that need more than their declaration says (an integer's bounds, a choice, a flag, text).
+_OWN_PARSERS: dict[str, Callable[[str, Any], Any]] = {
+    'name': _name, 'nodes': _words, 'storage': _storage, 'cpu': _cpu, 'disk_size': parse_disk_size, 'bridge': _bridge,
+    'ip': _ip, 'gateway': _gateway, 'nameservers': _nameservers, 'ci_password': lambda option, value: str(value),
     'ssh_keys': _ssh_keys, 'user_data': lambda option, value: str(value), 'user_data_storage': _storage, 'tags': _tags,
-    'protection': _flag, 'onboot': _flag, 'apply_mode': _choice(*APPLY_MODES), 'owner_tag': _owner_tag, 'adopt': _flag,
-    'dns_domain': _text, 'shutdown_timeout': _integer(0, meaning=' (seconds)'),
+    'owner_tag': _owner_tag,
 }
+
+
+def _declared_parser(option: VmOption) -> Callable[[str, Any], Any]:
+    if option.name in _OWN_PARSERS:
+        return _OWN_PARSERS[option.name]
+    if option.type == 'int':
+        return _integer(option.minimum, option.maximum, option.meaning)
+    if option.type == 'bool':
+        return _flag
+    return _choice(*option.choices) if option.choices else _text
+
+
+_PARSERS: dict[str, Callable[[str, Any], Any]] = {spec_field.name: _declared_parser(OPTIONS_BY_NAME[spec_field.name])
+                                                  for spec_field in fields(VmSpec)}
 
 
 # The PVE config keys the options manage: how each is rendered, compared and shown.
@@ -652,13 +671,16 @@ def _render_tags(spec: VmSpec, current: Any) -> str:
     return ';'.join(sorted(tags | {spec.owner_tag}))
 
 
-_KEYS: dict[str, _ConfigKey] = {
-    'cores': _ConfigKey(('cores',), lambda spec, current: spec.cores,
-                        _integer_value(PVE_DEFAULT_CORES), _integer_value(PVE_DEFAULT_CORES)),
-    'sockets': _ConfigKey(('sockets',), lambda spec, current: spec.sockets,
-                          _integer_value(PVE_DEFAULT_SOCKETS), _integer_value(PVE_DEFAULT_SOCKETS)),
-    'memory': _ConfigKey(('memory',), lambda spec, current: spec.memory,
-                         _integer_value(PVE_DEFAULT_MEMORY, 'current'), _integer_value(PVE_DEFAULT_MEMORY, 'current')),
+def _declared_key(option: VmOption) -> _ConfigKey:
+    """The rule of a key written as its option's value: an integer, or a flag (PVE writes 0 or 1)."""
+    if option.type == 'bool':
+        return _ConfigKey((option.name,), lambda spec, current: int(getattr(spec, option.name)), as_bool, as_bool)
+    value = _integer_value(option.pve_default, option.pve_default_property)
+    return _ConfigKey((option.name,), lambda spec, current: getattr(spec, option.name), value, value)
+
+
+# The keys of several options, or rendered over the current value, or compared in a form of their own.
+_OWN_KEYS: dict[str, _ConfigKey] = {
     'cpu': _ConfigKey(('cpu',), _render_cpu, lambda value: parse_property_string(value, 'cputype'), _as_text),
     'machine': _ConfigKey(('machine',), lambda spec, current: MACHINE_TYPES[spec.machine], machine_family, _as_text),
     'net0': _ConfigKey(('bridge', 'vlan'), _render_net0, _net_value, _as_text),
@@ -673,9 +695,11 @@ _KEYS: dict[str, _ConfigKey] = {
                           lambda value: frozenset(' '.join(key.split()) for key in decode_sshkeys(value)),
                           lambda value: list(decode_sshkeys(value)) if value else None),
     'tags': _ConfigKey(('tags', 'owner_tag'), _render_tags, normalize_tags, lambda value: sorted(normalize_tags(value))),
-    'protection': _ConfigKey(('protection',), lambda spec, current: int(spec.protection), as_bool, as_bool),
-    'onboot': _ConfigKey(('onboot',), lambda spec, current: int(spec.onboot), as_bool, as_bool),
 }
+# In the options' order, so that a diff lists the keys as pve_vm's documentation lists the options.
+_KEYS: dict[str, _ConfigKey] = dict(sorted(
+    {**{option.pve_key: _declared_key(option) for option in VM_OPTIONS if option.pve_key}, **_OWN_KEYS}.items(),
+    key=lambda item: list(OPTIONS_BY_NAME).index(item[1].options[0])))
 
 
 def desired_config(spec: VmSpec, config: Mapping[str, Any]) -> dict[str, Any]:

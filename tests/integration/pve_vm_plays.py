@@ -11,12 +11,10 @@ import collections
 import subprocess
 from urllib.parse import parse_qsl
 
-OPTIONS = (
-    'state', 'image', 'linked_clone', 'node', 'nodes', 'vmid', 'pool', 'storage', 'cores', 'sockets', 'memory', 'cpu',
-    'machine', 'disk_size', 'bridge', 'vlan', 'ip', 'gateway', 'nameservers', 'searchdomain', 'dns_domain', 'dns_servers',
-    'ci_user', 'ci_password', 'ssh_keys', 'user_data', 'user_data_storage', 'tags', 'protection', 'onboot', 'apply_mode',
-    'owner_tag', 'adopt', 'shutdown_timeout', 'timeout', 'agent_timeout',
-)
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import VM_OPTIONS
+
+# pve_vm's options but its name, as the collection declares them.
+OPTIONS = tuple(option.name for option in VM_OPTIONS if option.name != 'name')
 TASK = 'pve_vm'
 
 

@@ -45,7 +45,8 @@ def test_each_option_group_converges_in_four_runs(lab, tmp_path):
         'cl-full': {'image': str(TEMPLATE), 'storage': 'local-lvm'},
         'cl-linked': {'image': 'ubuntu-24.04', 'linked_clone': True},
         'imp1': {'image': 'local:import/noble.qcow2', 'storage': 'local-lvm', 'disk_size': '8G', 'memory': 1024},
-        'hw1': {'image': TEMPLATE, 'cores': 4, 'sockets': 2, 'memory': 3072, 'cpu': 'host', 'machine': 'q35', 'onboot': True},
+        'hw1': {'image': TEMPLATE, 'cores': 4, 'sockets': 2, 'memory': 3072, 'balloon': 1024, 'cpu': 'host', 'machine': 'q35',
+                'onboot': True},
         'net1': {'image': TEMPLATE, 'state': 'started', 'bridge': 'vmbr1', 'vlan': 42, 'ip': lab.address(1),
                  'nameservers': ['127.0.0.53'], 'searchdomain': 'lab.test', 'ci_user': 'ops', 'ci_password': PASSWORD,
                  'ssh_keys': [key]},
@@ -87,6 +88,8 @@ def test_each_option_group_converges_in_four_runs(lab, tmp_path):
     hw1 = config_of(lab, 'hw1')
     assert [str(hw1[key]) for key in ('cores', 'sockets', 'memory', 'cpu', 'machine', 'onboot')] == ['4', '2', '3072', 'host', 'q35', '1']
     assert real['hw1']['diff']['after']['machine'] == 'q35' and real['hw1']['status'] == 'stopped'
+    # balloon, declared once (module_utils/_vm_registry.py): written, then as declared (four_runs: the second run changes nothing).
+    assert str(hw1['balloon']) == '1024' and 'balloon' in real['hw1']['changes'] and not again['hw1']['changed']
 
     # Network and cloud-init: the guest booted with the address, user and key; the password never shows.
     net1 = config_of(lab, 'net1')

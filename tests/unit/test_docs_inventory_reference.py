@@ -1,6 +1,6 @@
 """docs/index.md's inventory reference is the reconcile role's argument spec (entry point main), so the docs
 cannot drift from what the role validates. After changing roles/reconcile/meta/argument_specs.yml, regenerate the
-table with: .venv/bin/python tests/unit/test_docs_inventory_reference.py"""
+table with: make generate (or .venv/bin/python tests/unit/test_docs_inventory_reference.py)"""
 
 from __future__ import annotations
 
@@ -61,10 +61,17 @@ def rows(options, prefix=''):
             yield from rows(spec['options'], prefix='{0}{1}[].'.format(prefix, name))
 
 
-def reference_table():
-    options = yaml.safe_load(SPECS.read_text())['argument_specs']['main']['options']
+def reference_table(options=None):
+    if options is None:
+        options = yaml.safe_load(SPECS.read_text())['argument_specs']['main']['options']
     ordered = dict(sorted(options.items()))
     return '\n'.join(['| variable | type | default | meaning |', '|---|---|---|---|'] + list(rows(ordered)))
+
+
+def documented(options=None):
+    """docs/index.md with the reference of ``options`` (default: argument_specs.yml's), as make generate writes it."""
+    text = DOC.read_text()
+    return text[:text.index(START) + len(START)] + '\n' + reference_table(options) + '\n' + text[text.index(END):]
 
 
 def documented_table():
@@ -85,6 +92,5 @@ def test_every_variable_the_role_validates_has_a_row_with_a_meaning():
 
 
 if __name__ == '__main__':
-    text = DOC.read_text()
-    DOC.write_text(text[:text.index(START) + len(START)] + '\n' + reference_table() + '\n' + text[text.index(END):])
+    DOC.write_text(documented())
     sys.exit(0)

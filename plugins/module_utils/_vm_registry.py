@@ -1,0 +1,668 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every option of pve_vm, declared once: its argument spec and documentation, its check, its PVE config key and how
+that key is compared, the reconcile role's variable for it, whether it enters a template's spec hash, and the proxmops
+manifest field for it.
+
+The rest is derived: pve_vm's argument spec (``_vm_options``), VmSpec's checks and config-key rules (``_vmconfig``), the
+template spec-hash keys (``_template``), the role's pve_vm options of a machine (the ``puls.proxmox.vm_options`` lookup),
+and the manifests inventory plugin's plain field mapping. The files Ansible needs static (the doc fragment
+``puls.proxmox.vm_options``, roles/reconcile/meta/argument_specs.yml, docs/index.md) are written by
+``make generate`` (hacking/generate_options.py); tests/unit/test_vm_option_registry.py fails when one is out of date.
+
+Pure data and pure functions: no I/O, no import of the collection (``_vmconfig`` imports this file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# The role variables' prefix: a template's spec key is its variable without it (pve_ssh_user -> ssh_user).
+VARIABLE_PREFIX = 'pve_'
+# What the role asks the options for: a machine's pve_vm, a template's build VM, a template's spec hash.
+PURPOSES = ('machine', 'build', 'template_spec')
+
+
+@dataclass(frozen=True)
+class VmOption:
+    """One pve_vm option. Argument spec: ``type`` .. ``env``; ``doc`` its module documentation."""
+
+    name: str
+    type: str
+    doc: tuple[str, ...]
+    elements: str | None = None
+    choices: tuple[str, ...] = ()
+    default: Any = None  # None: no default, or the one _vm_options gives from a constant of the code
+    required: bool = False
+    no_log: bool | None = None
+    env: str | None = None  # environment variable the option falls back to
+    # The check of an integer option (an option of another type is checked by its choices, or by _vmconfig's own parser).
+    minimum: int | None = None
+    maximum: int | None = None
+    meaning: str = ''  # what the number is, for the error message (' MiB')
+    # A PVE config key written as the option's value: compared as an integer (or a flag, for a bool option);
+    # ``pve_default`` is PVE's value for an absent key, ``pve_default_property`` the property holding the number.
+    pve_key: str | None = None
+    pve_default: Any = None
+    pve_default_property: str | None = None
+    # The reconcile role's variable, and its documentation when argument_specs.yml's entry point main is to have it
+    # generated (an empty one: documented by hand among another entry point's options that main merges in).
+    variable: str | None = None
+    variable_doc: tuple[str, ...] = ()
+    variable_spec: Mapping[str, Any] | None = None  # the variable's type, choices and default, when not the option's
+    build: bool = False  # given to a template's build VM as declared
+    template_spec: bool = False  # enters a template's spec hash (under its variable's name without the prefix)
+    template_config: bool = False  # a spec key whose value the template's config still holds ("cores 2 -> 4")
+    manifest_field: str | None = None  # the proxmops manifest's spec field of the same meaning
+    manifest_extension: bool = False  # a field proxmops does not have, which the manifests plugin adds
+    manifest_rank: int = 0  # the field's place in the plugin's list of fields (proxmops's order, then the extensions)
+
+    def argument_spec(self) -> dict[str, Any]:
+        """The option's entry of an Ansible argument spec, without a fallback (``env``) or a code default."""
+        spec: dict[str, Any] = {'type': self.type}
+        for key in ('elements', 'choices', 'default', 'no_log'):
+            value = getattr(self, key)
+            if value not in (None, ()):
+                spec[key] = list(value) if key == 'choices' else value
+        if self.required:
+            spec['required'] = True
+        return spec
+
+    def variable_argument_spec(self) -> dict[str, Any]:
+        """The role variable's entry of roles/reconcile/meta/argument_specs.yml (entry point main)."""
+        spec = dict(self.variable_spec) if self.variable_spec is not None else self.argument_spec()
+        spec.pop('required', None)  # a variable has a role default or may be left out
+        if not spec.get('no_log'):
+            spec.pop('no_log', None)  # no_log false only quiets pve_vm's sanity check of option names like "keys"
+        if 'choices' in spec:
+            spec['choices'] = list(spec['choices'])
+        return {'description': list(self.variable_doc), **spec}
+
+
+# PVE's values for an absent key (pve_default) are qemu-server's defaults in PVE/QemuServer.pm's $confdesc (cores and
+# sockets 1; memory 512, in PVE/QemuServer/Memory.pm): an absent key equals its declared default.
+VM_OPTIONS = (
+    VmOption(
+        'name', 'str',
+        required=True,
+        doc=(
+            'Name of the VM, a DNS name. It identifies the VM unless O(vmid) is given; two VMs with this name are'
+            ' an error.',
+        ),
+        variable='pve_vm_name',
+    ),
+    VmOption(
+        'state', 'str',
+        choices=('present', 'started', 'stopped', 'restarted', 'absent'), default='present',
+        doc=(
+            'V(present) makes the VM exist as declared and leaves its power alone; a new VM stays stopped.',
+            'V(started) and V(stopped) also set its power. V(stopped) shuts the guest down gracefully and stops '
+            'it after O(shutdown_timeout) seconds.',
+            'V(restarted) shuts a running VM down gracefully and starts it again (a stopped VM is started). It '
+            'restarts on every run, so it always reports a change.',
+            'V(absent) destroys the VM with its disks (purge, unreferenced disks included) after a graceful '
+            'shutdown, and removes its O(user_data) seed ISO. A protected VM is refused.',
+        ),
+        variable='pve_power',
+        variable_doc=(
+            'Whether the VM runs.',
+        ),
+        variable_spec=dict(type='str', choices=('running', 'stopped'), default='running'),
+    ),
+    VmOption(
+        'image', 'str',
+        doc=(
+            'Where a new VM comes from; used only when the VM does not exist yet.',
+            'A template or VM to clone, given by VMID (V(9017)), exact template name (V(ubuntu-24.04-cloud)) or a'
+            ' unique part of a template name (V(ubuntu-24.04)). Several matching templates are an error that '
+            'lists them.',
+            'Or a disk image volume to import, V(STORAGE:import/NAME.qcow2) (also C(.raw), C(.vmdk); content type'
+            ' C(import)) or V(STORAGE:VMID/DISK). The VM then gets what a cloud image needs to boot (VirtIO SCSI,'
+            ' serial console, boot order, a cloud-init drive) and needs O(storage). URLs are refused; download '
+            'the image first with P(puls.proxmox.pve_iso#module).',
+        ),
+        variable='pve_image',
+        variable_doc=(
+            "Where a new machine's disk comes from. A template VMID (V(9017)), the name of a template declared in"
+            ' this inventory (a build dependency), an image volume to import (V(local:import/noble.qcow2)), or a '
+            'unique part of the name of a template in the cluster. See P(puls.proxmox.pve_vm#module) '
+            'O(puls.proxmox.pve_vm#module:image).',
+            'A VM still to be created whose image is none of these fails the run before any change.',
+        ),
+        build=True, template_spec=True,
+    ),
+    VmOption(
+        'linked_clone', 'bool',
+        default=False,
+        doc=(
+            'Clone as a copy-on-write linked clone of a template instead of a full copy.',
+            "The clone keeps its disks on the template's storage, so O(storage) is refused. It is placed like a "
+            'full clone, on another node only when every drive of the template is on shared storage.',
+        ),
+        variable='pve_linked_clone',
+        variable_doc=(
+            'Make a new VM a copy-on-write linked clone of its template.',
+        ),
+    ),
+    VmOption(
+        'node', 'str',
+        doc=(
+            'Node to create the VM on. An existing VM is never moved.',
+            'Without it, the online node among O(nodes) with the most free memory is chosen, except that a clone '
+            "goes to the template's node when any drive of the template is on local storage (an ISO in a CD-ROM "
+            "drive and the cloud-init drive count, an empty CD-ROM drive does not), or when a full clone's "
+            'O(storage) is not shared, since PVE clones to another node only from and to shared storage. A shared'
+            ' O(storage) must be enabled on the node chosen.',
+        ),
+        variable='pve_node',
+        variable_doc=(
+            'Node a new machine is created on. Default is the candidate of O(pve_nodes) with the most free '
+            'memory.',
+        ),
+        build=True,
+    ),
+    VmOption(
+        'nodes', 'list',
+        elements='str', env='PROXMOX_NODES',
+        doc=(
+            'Candidate nodes for placing a new VM when O(node) is not given; all online nodes when empty.',
+            'If not set, E(PROXMOX_NODES) is used (comma-separated).',
+        ),
+        variable='pve_nodes',
+        variable_doc=(
+            'Placement candidates for new machines, and the nodes an ISO of O(pve_isos) without C(node) or '
+            'C(nodes) is kept on.',
+            'Default is the environment variable E(PROXMOX_NODES) (comma-separated); empty means every online '
+            'node.',
+        ),
+        build=True,
+    ),
+    VmOption(
+        'vmid', 'int',
+        minimum=100, maximum=999999999,
+        doc=(
+            'VMID of the VM. When given, it identifies the VM (whose name must then be O(name)); a new VM is '
+            'created with it.',
+            'Without it, a new VM gets a free VMID, safely also when many VMs are created at once.',
+        ),
+        variable='pve_vmid',
+        build=True, manifest_field='vmid', manifest_rank=1,
+    ),
+    VmOption(
+        'pool', 'str',
+        doc=(
+            'Resource pool a new VM is created in.',
+        ),
+        variable='pve_pool',
+        variable_doc=(
+            'Resource pool a new machine is created in.',
+        ),
+        build=True, manifest_field='pool', manifest_rank=13, manifest_extension=True,
+    ),
+    VmOption(
+        'storage', 'str',
+        doc=(
+            "Storage for a new VM's disks (a full clone's copy, or the imported disk, which requires it) and for "
+            'a cloud-init drive added to a VM that has none.',
+        ),
+        variable='pve_storage',
+        variable_doc=(
+            "Storage for a new machine's disks.",
+        ),
+        build=True, template_spec=True,
+    ),
+    VmOption(
+        'cores', 'int',
+        minimum=1, pve_key='cores', pve_default=1,
+        doc=(
+            'CPU cores per socket.',
+        ),
+        variable='pve_cores',
+        variable_doc=(
+            'CPU cores per socket.',
+        ),
+        build=True, template_spec=True, template_config=True, manifest_field='cores', manifest_rank=2,
+    ),
+    VmOption(
+        'sockets', 'int',
+        minimum=1, pve_key='sockets', pve_default=1,
+        doc=(
+            'CPU sockets.',
+        ),
+        variable='pve_sockets',
+        variable_doc=(
+            'CPU sockets.',
+        ),
+        build=True, template_spec=True, template_config=True, manifest_field='sockets', manifest_rank=14, manifest_extension=True,
+    ),
+    VmOption(
+        'memory', 'int',
+        minimum=16, meaning=' MiB', pve_key='memory', pve_default=512, pve_default_property='current',
+        doc=(
+            'Memory in MiB.',
+        ),
+        variable='pve_memory',
+        variable_doc=(
+            'Memory in MiB.',
+        ),
+        build=True, template_spec=True, template_config=True, manifest_field='memory', manifest_rank=3,
+    ),
+    # qemu-server PVE/QemuServer.pm $confdesc: balloon is the "amount of target RAM for the VM in MiB", 0 disables the
+    # balloon driver, no key leaves it on; with less than memory, PVE's automatic memory allocation may take the VM down
+    # to it (PVE docs, qm(1), "Memory"). The check against memory is VmSpec's (_vmconfig).
+    VmOption(
+        'balloon', 'int',
+        minimum=0, meaning=' MiB', pve_key='balloon',
+        doc=(
+            'Minimum memory in MiB (PVE\'s C(balloon)): with less than O(memory), PVE may take memory back from the '
+            'running VM down to this amount through its balloon driver. V(0) turns the balloon device off. At most '
+            'O(memory), which PVE requires.',
+            'Changing the amount applies at once; turning ballooning on or off takes effect at the next boot.',
+        ),
+        variable='pve_balloon',
+        variable_doc=(
+            'Minimum memory in MiB that ballooning may leave the machine (at most O(pve_memory)); V(0) turns ballooning off.',
+        ),
+        build=True, template_spec=True, template_config=True,
+    ),
+    VmOption(
+        'cpu', 'str',
+        doc=(
+            'CPU type, for example V(host) or V(x86-64-v2-AES), optionally with properties (V(host,flags=+aes)). '
+            'Properties the VM has and the value does not name are kept.',
+        ),
+        variable='pve_cpu',
+        variable_doc=(
+            'CPU type, for example V(host).',
+        ),
+        build=True, template_spec=True, template_config=True, manifest_field='cpu', manifest_rank=4,
+    ),
+    VmOption(
+        'machine', 'str',
+        choices=('q35', 'i440fx'),
+        doc=(
+            "Machine type. V(i440fx) is written as PVE's C(pc). A pinned version of the same family "
+            '(C(pc-q35-9.0)) counts as that family and is left alone.',
+        ),
+        variable='pve_machine',
+        variable_doc=(
+            'Machine type.',
+        ),
+        build=True, template_spec=True, template_config=True, manifest_field='machine', manifest_rank=15, manifest_extension=True,
+    ),
+    VmOption(
+        'disk_size', 'str',
+        doc=(
+            'Size of the boot disk, for example V(32G), V(512M) or V(1T); a bare number means GiB.',
+            'The disk is grown when smaller. A size below the current one is an error naming the current size, '
+            'since PVE cannot shrink a disk. An increment such as V(+8G) is refused; declare the total size.',
+        ),
+        variable='pve_disk_size',
+        variable_doc=(
+            'Size of the boot disk, for example V(32G). It only grows.',
+        ),
+        build=True, template_spec=True,
+    ),
+    VmOption(
+        'bridge', 'str',
+        doc=(
+            "Bridge of the first network device (C(net0)), for example V(vmbr0). The device's MAC, model and "
+            'other properties are kept. A VM without C(net0) gets a VirtIO device on V(vmbr0) unless this says '
+            'otherwise.',
+        ),
+        variable='pve_bridge',
+        variable_doc=(
+            'Bridge of the first network device, for example V(vmbr0).',
+        ),
+        build=True, template_spec=True,
+    ),
+    VmOption(
+        'vlan', 'int',
+        minimum=1, maximum=4094, meaning=' (an 802.1Q VLAN id)',
+        doc=(
+            'VLAN tag (1-4094) of the first network device.',
+        ),
+        variable='pve_vlan',
+        variable_doc=(
+            'VLAN tag of the first network device.',
+        ),
+        build=True, template_spec=True,
+    ),
+    VmOption(
+        'ip', 'str',
+        doc=(
+            'IPv4 address of the first network device, set by cloud-init (C(ipconfig0)). V(10.0.0.5) (a /24), '
+            'V(10.0.0.5/22), or V(dhcp).',
+            'When not set and O(dns_domain) is, the address is looked up in DNS (see O(dns_domain)).',
+            'When neither is set, C(ipconfig0) is not managed.',
+            'Mutually exclusive with O(user_data).',
+        ),
+        variable='pve_ip',
+        variable_doc=(
+            'Address of the first network device, V(10.0.0.5), V(10.0.0.5/22) or V(dhcp).',
+            'Without it and with O(pve_dns_domain), the address is looked up in DNS. Two machines with the same '
+            'static address fail the run before any change.',
+        ),
+        build=True,
+    ),
+    VmOption(
+        'gateway', 'str',
+        doc=(
+            "IPv4 gateway for a static O(ip). Defaults to the address's first three octets and C(.1).",
+        ),
+        variable='pve_gateway',
+        variable_doc=(
+            'Gateway of a static O(pve_ip).',
+        ),
+        build=True,
+    ),
+    VmOption(
+        'nameservers', 'list',
+        elements='str',
+        doc=(
+            'DNS servers (IP addresses) cloud-init configures in the guest. An empty list removes them.',
+        ),
+        variable='pve_nameservers',
+        variable_doc=(
+            'DNS servers cloud-init configures in the machine.',
+        ),
+        build=True, template_spec=True,
+    ),
+    VmOption(
+        'searchdomain', 'str',
+        doc=(
+            'DNS search domain cloud-init configures in the guest. An empty string removes it.',
+        ),
+        variable='pve_searchdomain',
+        variable_doc=(
+            'DNS search domain cloud-init configures in the machine.',
+        ),
+        build=True, template_spec=True,
+    ),
+    VmOption(
+        'dns_domain', 'str',
+        env='PROXMOX_DNS_DOMAIN',
+        doc=(
+            'DNS domain of the VMs. When O(ip) is not declared, C(NAME.DNS_DOMAIN) is looked up through '
+            "O(dns_servers); an A record makes that the VM's static address; a name that does not exist (or has "
+            "no A record) means DHCP. Any other DNS failure is an error, so a DNS outage never changes a VM's "
+            'network.',
+            'If not set, E(PROXMOX_DNS_DOMAIN) is used.',
+        ),
+        variable='pve_dns_domain',
+        variable_doc=(
+            'DNS domain of the machines; a machine without O(pve_ip) is looked up as C(NAME.DOMAIN).',
+            'Default is the environment variable E(PROXMOX_DNS_DOMAIN).',
+        ),
+        build=True,
+    ),
+    VmOption(
+        'dns_servers', 'list',
+        elements='str', env='PROXMOX_DNS_SERVERS',
+        doc=(
+            'DNS servers to ask for O(dns_domain) lookups, as V(IP) or V(IP:PORT) (IPv6 as V([IP]:PORT)). The '
+            'system resolver is never used.',
+            'If not set, E(PROXMOX_DNS_SERVERS) is used (comma-separated).',
+        ),
+        variable='pve_dns_servers',
+        variable_doc=(
+            'DNS servers (V(IP) or V(IP:PORT)) for the O(pve_dns_domain) lookups.',
+            'Default is the environment variable E(PROXMOX_DNS_SERVERS) (comma-separated).',
+        ),
+        build=True,
+    ),
+    VmOption(
+        'ci_user', 'str',
+        doc=(
+            'User cloud-init creates, whose O(ssh_keys) are authorized. An empty string removes the setting.',
+        ),
+        variable='pve_ssh_user',
+        build=True, template_spec=True,
+    ),
+    VmOption(
+        'ci_password', 'str',
+        no_log=True,
+        doc=(
+            'Password cloud-init sets for O(ci_user).',
+            'PVE never returns it, so it is written only when the VM has no password set (at creation); changing '
+            'it later is not detected. It never appears in the output or the diff.',
+        ),
+        variable='pve_ci_password',
+        variable_doc=(
+            'Password cloud-init sets for O(pve_ssh_user). Never shown.',
+        ),
+        build=True,
+    ),
+    VmOption(
+        'ssh_keys', 'list',
+        elements='str', no_log=False,
+        doc=(
+            'OpenSSH public keys (the content of C(.pub) files) cloud-init authorizes for O(ci_user). Compared as'
+            " keys, regardless of PVE's encoding. An empty list removes them.",
+        ),
+        variable='pve_ssh_keys',
+        variable_doc=(
+            "SSH public keys cloud-init authorizes for O(pve_ssh_user), who is then the machine's cloud-init "
+            'user.',
+            'Not written to a machine with O(pve_user_data), whose user-data brings its own users.',
+        ),
+        build=True,
+    ),
+    VmOption(
+        'user_data', 'str',
+        no_log=True,
+        doc=(
+            'Raw cloud-init user-data (C(#cloud-config), a C(#!) script, MIME multipart). It is delivered on a '
+            'NoCloud seed ISO built by this module, whose C(instance-id) holds a hash of its content, so '
+            "cloud-init runs it again when it changes. The ISO replaces PVE's own cloud-init drive, and is named "
+            'C(puls-seed-NAME-HASH.iso) on O(user_data_storage). A changed user-data uploads a new ISO, attaches '
+            'it and deletes the old one.',
+            'Mutually exclusive with O(ip), O(gateway), O(nameservers), O(searchdomain), O(ci_user), '
+            "O(ci_password) and O(ssh_keys), which live on PVE's cloud-init drive; put those settings into the "
+            'user-data instead.',
+            'It is never shown in the output or the diff.',
+        ),
+        variable='pve_user_data',
+        variable_doc=(
+            "Raw cloud-init user-data, delivered on a NoCloud seed ISO in place of PVE's cloud-init drive. Never "
+            'shown.',
+            'The machine then gets neither O(pve_ssh_user) nor O(pve_ssh_keys) as cloud-init settings; authorize '
+            'a key in the user-data to provision it.',
+        ),
+        build=True, template_spec=True, manifest_field='userData', manifest_rank=6,
+    ),
+    VmOption(
+        'user_data_storage', 'str',
+        doc=(
+            'Storage with content type C(iso) for the seed ISO of O(user_data). The seed stays attached to the '
+            'VM.',
+            'When not set, a seed already attached with the same content stays where it is; a new seed goes to '
+            "the first shared storage (by name) with content C(iso) on the VM's node, else to C(local).",
+            'A seed on C(local) or another non-shared storage blocks migration and HA relocation of the VM '
+            '(Proxmox VE refuses to migrate a local CD-ROM image); set a shared storage here for VMs that must '
+            'move.',
+        ),
+        variable='pve_user_data_storage',
+        build=True,
+    ),
+    VmOption(
+        'tags', 'list',
+        elements='str',
+        doc=(
+            'Tags of the VM, compared as a set (PVE lower-cases and sorts them). The owner tag is always kept.',
+            "When not set, the VM's tags are left alone except for adding the owner tag.",
+        ),
+        variable='pve_tags',
+        variable_doc=(
+            'Tags of the machine (compared as a set; the owner tag is always kept).',
+        ),
+        build=True,
+    ),
+    VmOption(
+        'protection', 'bool',
+        pve_key='protection',
+        doc=(
+            "PVE's protection flag, which blocks destroying the VM and removing its disks.",
+            'A protected VM is never destroyed by O(state=absent); set this to V(false) first.',
+        ),
+        variable='pve_protected',
+        variable_doc=(
+            "PVE's protection flag. The role never destroys a protected machine. Unset leaves the flag alone.",
+        ),
+        manifest_field='protected', manifest_rank=10, manifest_extension=True,
+    ),
+    VmOption(
+        'onboot', 'bool',
+        pve_key='onboot',
+        doc=(
+            'Start the VM when its node boots.',
+        ),
+        variable='pve_onboot',
+        variable_doc=(
+            'Start the VM when its node boots.',
+        ),
+        manifest_field='onboot', manifest_rank=11, manifest_extension=True,
+    ),
+    VmOption(
+        'apply_mode', 'str',
+        choices=('report', 'reboot'), default='report',
+        doc=(
+            'What to do with changes a running VM only takes at its next boot (hardware changes PVE keeps '
+            'pending, cloud-init settings, a new seed ISO).',
+            'V(report) lists them in RV(reboot_required) and leaves the VM running.',
+            'V(reboot) regenerates the cloud-init drive and restarts the VM (graceful shutdown, then start).',
+        ),
+        variable='pve_apply_mode',
+        variable_doc=(
+            'What to do with changes a running VM takes only at its next boot. V(report) lists them; V(reboot) '
+            'restarts it.',
+        ),
+        manifest_field='applyMode', manifest_rank=5,
+    ),
+    VmOption(
+        'owner_tag', 'str',
+        doc=(
+            'Tag that marks VMs this module manages. It is put on every VM the module creates or adopts.',
+        ),
+        variable='pve_owner_tag',
+        build=True,
+    ),
+    VmOption(
+        'adopt', 'bool',
+        default=False,
+        doc=(
+            'Take over an existing VM with this name that lacks the owner tag, adding the tag. Without it such a '
+            'VM is refused.',
+        ),
+        variable='pve_adopt',
+        variable_doc=(
+            "Take over an existing VM of this machine's name that lacks O(pve_owner_tag) (or whose owner record "
+            'names another VMID). The owner tag and the owner record are then added, and the VM is converged as '
+            'declared.',
+            'Without it such a VM is never touched, and the run fails before any change, naming the VM and saying'
+            ' how to adopt it (and when its Notes show that Puls provisioned it).',
+        ),
+        manifest_field='adopt', manifest_rank=12, manifest_extension=True,
+    ),
+    VmOption(
+        'shutdown_timeout', 'int',
+        minimum=0, meaning=' (seconds)',
+        doc=(
+            'Seconds a graceful shutdown may take (for O(state=stopped), O(state=restarted), O(state=absent) and '
+            'O(apply_mode=reboot)) before the VM is stopped forcibly.',
+        ),
+        variable='pve_shutdown_timeout',
+        variable_doc=(
+            'Seconds a graceful shutdown of the VM may take (stopped, restarted, destroyed, '
+            "O(pve_apply_mode=reboot)) before it is stopped forcibly. Default is C(puls.proxmox.pve_vm)'s "
+            'C(shutdown_timeout), 180.',
+        ),
+    ),
+    VmOption(
+        'timeout', 'int',
+        doc=(
+            "Seconds to wait for each PVE task (a clone, an import, a start, a destroy) and for a new VM's lock "
+            'to clear.',
+        ),
+        variable='pve_timeout',
+        variable_doc=(
+            'Seconds to wait for each PVE task of the VM (a clone, an import, a start, a destroy) and for a new '
+            "VM's lock to clear. Default is C(puls.proxmox.pve_vm)'s C(timeout), 600.",
+        ),
+    ),
+    VmOption(
+        'agent_timeout', 'int',
+        doc=(
+            "How long after the VM's boot, in seconds, its guest agent may take to report the address of a DHCP "
+            "VM. A VM that has been running longer is asked once. Nothing is asked when the VM's config does not "
+            'enable the agent.',
+            'No address is not an error; RV(address) is then null and a warning says why.',
+        ),
+        variable='pve_agent_timeout',
+        variable_doc=(
+            "How long after the VM's boot, in seconds, its guest agent may take to report the address of a DHCP "
+            "VM. Default is C(puls.proxmox.pve_vm)'s C(agent_timeout), 120.",
+        ),
+    ),
+)
+OPTIONS_BY_NAME = {option.name: option for option in VM_OPTIONS}
+
+
+def role_variables(purpose: str) -> tuple[str, ...]:
+    """The role variables that ``role_options(purpose, ...)`` reads."""
+    wanted = {'machine': lambda option: True, 'build': lambda option: option.build,
+              'template_spec': lambda option: option.template_spec}[purpose]
+    names = [option.variable for option in VM_OPTIONS if option.variable and wanted(option)]
+    # The cloud-init user is written by what it is for (see machine_options), user-data brings its own.
+    return tuple(dict.fromkeys(names + ['pve_ci_password', 'pve_ssh_keys', 'pve_user_data']))
+
+
+def role_options(purpose: str, declared: Mapping[str, Any]) -> dict[str, Any]:
+    """What the role gives for ``purpose``, from the role variables that are defined (``declared``, by name)."""
+    return {'machine': machine_options, 'build': build_options, 'template_spec': template_spec}[purpose](declared)
+
+
+def _plain(declared: Mapping[str, Any], selected: Any) -> dict[str, Any]:
+    return {option.name: declared[option.variable] for option in VM_OPTIONS
+            if option.variable in declared and selected(option)}
+
+
+def machine_options(declared: Mapping[str, Any]) -> dict[str, Any]:
+    """pve_vm's options for a machine (roles/reconcile/tasks/vm.yml, and pve_fleet_info's plan of it)."""
+    options = _plain(declared, lambda option: True)
+    options['state'] = 'started' if declared.get('pve_power') == 'running' else 'stopped'
+    # The cloud-init user is managed with what it is for (keys, a password); raw user-data brings its own users, so
+    # the cluster-wide user and keys are not written to such a VM (pve_vm refuses the combination).
+    has_login = 'pve_ssh_keys' in declared or 'pve_ci_password' in declared
+    if 'pve_user_data' in declared or not has_login:
+        options.pop('ci_user', None)
+    if 'pve_user_data' in declared:
+        options.pop('ssh_keys', None)
+    return options
+
+
+def build_options(declared: Mapping[str, Any]) -> dict[str, Any]:
+    """pve_vm's options for a template's build VM, before the bake's own (name, state, VMID, tags, a temporary key)."""
+    options = _plain(declared, lambda option: option.build)
+    if 'pve_user_data' in declared:  # user-data brings its own users
+        options.pop('ci_user', None)
+    return options
+
+
+def template_spec(declared: Mapping[str, Any]) -> dict[str, Any]:
+    """What enters a template's spec hash, by variable name without the prefix (the bake adds ``generalize``)."""
+    return {option.variable[len(VARIABLE_PREFIX):]: declared[option.variable] for option in VM_OPTIONS
+            if option.template_spec and option.variable in declared}
+
+
+def template_config_keys() -> tuple[str, ...]:
+    """Spec keys (option names) whose value a template's config still holds, for the rebuild reason "cores 2 -> 4"."""
+    return tuple(option.name for option in VM_OPTIONS if option.template_config)
+
+
+def manifest_fields() -> dict[str, VmOption]:
+    """The proxmops manifest's plain spec fields, each the option it declares."""
+    declared = sorted((option for option in VM_OPTIONS if option.manifest_field), key=lambda option: option.manifest_rank)
+    return {option.manifest_field: option for option in declared}
