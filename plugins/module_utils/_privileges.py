@@ -141,7 +141,7 @@ def _clone_needs(params: Mapping[str, Any], vmid: int | None, source_config: Map
     if params.get('full'):
         # A full clone allocates a copy of each disk (not of a CD-ROM or the cloud-init drive) on its storage or `storage`.
         storages = {params['storage']} if params.get('storage') else {
-            storage_of(volume) for volume in clone_volumes(source_config) if not is_cloudinit_volume(volume) and storage_of(volume)}
+            storage for volume in clone_volumes(source_config) if not is_cloudinit_volume(volume) and (storage := storage_of(volume))}
         needs += [need(f'{purpose}: a full clone copies its disks to {storage}', 'Datastore.AllocateSpace', storage_path(storage))
                   for storage in sorted(storages)]
     return needs
@@ -318,7 +318,8 @@ def missing(permissions: Mapping[str, Mapping[str, Any]], needs: Iterable[Need])
 
 def refusal(doing: str, lacking: list[tuple[Need, tuple[Grant, ...]]], credential) -> str:
     """The message for what is lacking: PVE's words per privilege and path, what it is for, and how to grant it."""
-    lines, per_path = [], {}
+    lines: list[str] = []
+    per_path: dict[str, list] = {}
     for item, grants in lacking:
         text = ', '.join(f'Permission check failed ({grant.path}, {grant.privilege})' for grant in grants)
         others = ' or '.join(' and '.join(f'{grant.privilege} on {grant.path}' for grant in option) for option in item.instead)

@@ -625,8 +625,8 @@ def role_options(purpose: str, declared: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _plain(declared: Mapping[str, Any], selected: Any) -> dict[str, Any]:
-    return {option.name: declared[option.variable] for option in VM_OPTIONS
-            if option.variable in declared and selected(option)}
+    return {option.name: declared[variable] for option in VM_OPTIONS
+            if (variable := option.variable) is not None and variable in declared and selected(option)}
 
 
 def machine_options(declared: Mapping[str, Any]) -> dict[str, Any]:
@@ -653,8 +653,8 @@ def build_options(declared: Mapping[str, Any]) -> dict[str, Any]:
 
 def template_spec(declared: Mapping[str, Any]) -> dict[str, Any]:
     """What enters a template's spec hash, by variable name without the prefix (the bake adds ``generalize``)."""
-    return {option.variable[len(VARIABLE_PREFIX):]: declared[option.variable] for option in VM_OPTIONS
-            if option.template_spec and option.variable in declared}
+    return {variable[len(VARIABLE_PREFIX):]: declared[variable] for option in VM_OPTIONS
+            if option.template_spec and (variable := option.variable) is not None and variable in declared}
 
 
 def template_config_keys() -> tuple[str, ...]:
@@ -665,4 +665,4 @@ def template_config_keys() -> tuple[str, ...]:
 def manifest_fields() -> dict[str, VmOption]:
     """The proxmops manifest's plain spec fields, each the option it declares."""
     declared = sorted((option for option in VM_OPTIONS if option.manifest_field), key=lambda option: option.manifest_rank)
-    return {option.manifest_field: option for option in declared}
+    return {field: option for option in declared if (field := option.manifest_field)}

@@ -37,10 +37,12 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import OPTIONS_BY_NAME, VM_OPTIONS, VmOption
+
+_Value = TypeVar('_Value')
 
 DEFAULT_OWNER_TAG = 'puls-managed'
 DEFAULT_SEED_STORAGE = 'local'
@@ -120,7 +122,7 @@ def parse_property_string(text: Any, default_key: str | None = None) -> dict[str
 
 def format_property_string(props: Mapping[str, Any], default_key: str | None = None) -> str:
     """The property string for ``props``, the default key's value first and bare."""
-    head = [str(props[default_key])] if default_key in props else []
+    head = [str(props[default_key])] if default_key is not None and default_key in props else []
     return ','.join(head + [f'{key}={value}' for key, value in props.items() if key != default_key])
 
 
@@ -240,7 +242,10 @@ def _is_disk(value: Any) -> bool:
 
 
 def _bus_position(key: str) -> tuple[int, int]:
-    bus, number = _BUS_DRIVE_KEY.match(key).groups()
+    found = _BUS_DRIVE_KEY.match(key)
+    if found is None:
+        raise ValueError(f'{key} is not a drive key')
+    bus, number = found.groups()
     return _BUS_ORDER.index(bus), int(number)
 
 
@@ -591,7 +596,8 @@ def _declared_parser(option: VmOption) -> Callable[[str, Any], Any]:
     if option.name in _OWN_PARSERS:
         return _OWN_PARSERS[option.name]
     if option.type == 'int':
-        return _integer(option.minimum, option.maximum, option.meaning)
+        # VmSpec's integer options each declare their minimum (test_vm_option_registry checks the parsers).
+        return _integer(option.minimum or 0, option.maximum, option.meaning)
     if option.type == 'bool':
         return _flag
     return _choice(*option.choices) if option.choices else _text
@@ -650,9 +656,18 @@ def default_gateway(address: ipaddress.IPv4Interface) -> str:
     return '.'.join(str(address.ip).split('.')[:3] + ['1'])
 
 
+def _declared(value: _Value | None) -> _Value:
+    """A declared option's value: a key's rule renders only the keys of declared options (desired_config)."""
+    if value is None:
+        raise ValueError('a config key is rendered only for a declared option')
+    return value
+
+
 def _render_ipconfig0(spec: VmSpec, current: Any) -> str:
     if spec.ip == 'dhcp':
         wanted = {'ip': 'dhcp'}
+    elif not isinstance(spec.ip, ipaddress.IPv4Interface):
+        raise ValueError('ipconfig0 is rendered only for a declared ip')
     else:
         wanted = {'ip': spec.ip.with_prefixlen, 'gw': str(spec.gateway) if spec.gateway else default_gateway(spec.ip)}
     kept = {key: value for key, value in parse_property_string(current).items() if key not in ('ip', 'gw')}
@@ -682,16 +697,16 @@ def _declared_key(option: VmOption) -> _ConfigKey:
 # The keys of several options, or rendered over the current value, or compared in a form of their own.
 _OWN_KEYS: dict[str, _ConfigKey] = {
     'cpu': _ConfigKey(('cpu',), _render_cpu, lambda value: parse_property_string(value, 'cputype'), _as_text),
-    'machine': _ConfigKey(('machine',), lambda spec, current: MACHINE_TYPES[spec.machine], machine_family, _as_text),
+    'machine': _ConfigKey(('machine',), lambda spec, current: MACHINE_TYPES[_declared(spec.machine)], machine_family, _as_text),
     'net0': _ConfigKey(('bridge', 'vlan'), _render_net0, _net_value, _as_text),
     'ipconfig0': _ConfigKey(('ip',), _render_ipconfig0, parse_property_string, _as_text),
-    'nameserver': _ConfigKey(('nameservers',), lambda spec, current: ' '.join(spec.nameservers) or None, _word_tuple, _as_text),
+    'nameserver': _ConfigKey(('nameservers',), lambda spec, current: ' '.join(_declared(spec.nameservers)) or None, _word_tuple, _as_text),
     'searchdomain': _ConfigKey(('searchdomain',), lambda spec, current: spec.searchdomain or None, _word_tuple, _as_text),
     'ciuser': _ConfigKey(('ci_user',), lambda spec, current: spec.ci_user or None, lambda value: str(value or ''), _as_text),
     # Write-only: PVE answers "**********", so only "set or not" is comparable (see the module's decisions).
     'cipassword': _ConfigKey(('ci_password',), lambda spec, current: spec.ci_password or None,
                              bool, lambda value: MASK if value else None),
-    'sshkeys': _ConfigKey(('ssh_keys',), lambda spec, current: encode_sshkeys(spec.ssh_keys) or None,
+    'sshkeys': _ConfigKey(('ssh_keys',), lambda spec, current: encode_sshkeys(_declared(spec.ssh_keys)) or None,
                           lambda value: frozenset(' '.join(key.split()) for key in decode_sshkeys(value)),
                           lambda value: list(decode_sshkeys(value)) if value else None),
     'tags': _ConfigKey(('tags', 'owner_tag'), _render_tags, normalize_tags, lambda value: sorted(normalize_tags(value))),
