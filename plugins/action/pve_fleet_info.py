@@ -4,6 +4,7 @@
 
 Machines share their provision files, so each distinct set is hashed once. A machine whose files cannot be
 hashed is not as declared, and is not sent to the module: the provisioning chain reports the error in full.
+Each machine's hashes are returned with its outcome, so that the provisioning chain need not hash them again.
 """
 
 from __future__ import annotations
@@ -44,8 +45,13 @@ class ActionModule(ActionBase):
         module_args = dict(self._task.args, machines=machines)
         result.update(self._execute_module(module_name='puls.proxmox.pve_fleet_info', module_args=module_args,
                                            task_vars=task_vars))
-        if unhashable and not result.get('failed'):
+        if not result.get('failed'):
             result['machines'].update(unhashable)
+            # Added here rather than by the module, whose output masks every value of a secret option: a short
+            # ci_password could turn a hash into asterisks.
+            hashes = {machine['host']: (machine.get('provision') or {}).get('hashes') for machine in machines}
+            for host, check in result['machines'].items():
+                check['hashes'] = hashes.get(host)
         return result
 
     @staticmethod

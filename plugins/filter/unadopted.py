@@ -48,19 +48,7 @@ _value:
 '''
 
 
-def unadopted(machines, guests):
-    """See DOCUMENTATION."""
-    found = []
-    for machine in machines or ():
-        if machine.get('template') or machine.get('adopt') or machine.get('state', 'present') != 'present':
-            continue
-        vmid = machine.get('vmid')
-        for guest in guests or ():
-            if guest.get('type', 'qemu') != 'qemu' or guest.get('owned') or guest.get('ownership') not in (None, 'foreign'):
-                continue
-            if (int(guest['vmid']) == int(vmid)) if vmid not in (None, '') else guest.get('name') == machine.get('name'):
-                found.append(dict(guest, host=machine['host']))
-    return found
+from ansible_collections.puls.proxmox.plugins.plugin_utils._fleet_checks import unadopted
 
 
 class FilterModule:

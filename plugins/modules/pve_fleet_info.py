@@ -22,7 +22,8 @@ description:
   - It also returns every guest of the listing, as M(puls.proxmox.pve_guest_info) lists them.
   - The C(puls.proxmox.reconcile) role runs it once per run, so that the machines already as declared need no
     further task.
-  - The provision files are hashed on the controller, where they are, as M(puls.proxmox.pve_notes_hash) does.
+  - The provision files are hashed on the controller, where they are, as M(puls.proxmox.pve_notes_hash) does, and their
+    hashes returned with each machine's outcome (RV(machines.hashes)).
 author:
   - puls.proxmox contributors (@puls-proxmox)
 extends_documentation_fragment:
@@ -175,8 +176,9 @@ machines:
   returned: always
   type: dict
   sample:
-    web1: {as_declared: true, reason: '', vmid: 101, node: pve1, address: 10.20.0.11}
-    web2: {as_declared: false, reason: 'VM to converge: cores', vmid: 102, node: pve1, address: null}
+    web1: {as_declared: true, reason: '', vmid: 101, node: pve1, address: 10.20.0.11, hashes: {playbooks/web.yml: 0c1d2e3f4a5b}}
+    web2: {as_declared: false, reason: 'VM to converge: cores', vmid: 102, node: pve1, address: null,
+           hashes: {playbooks/web.yml: 0c1d2e3f4a5b}}
   contains:
     as_declared:
       description: Whether the machine needs no work.
@@ -193,6 +195,13 @@ machines:
     address:
       description: The IPv4 address to reach a machine at that is as declared, as M(puls.proxmox.pve_vm) returns it; else null.
       type: str
+    hashes:
+      description:
+        - The hash of each of the machine's provision files, keyed as declared, as M(puls.proxmox.pve_notes_hash) returns
+          them in RV(puls.proxmox.pve_notes_hash#module:hashes), so that they can be given to it in
+          O(puls.proxmox.pve_notes_hash#module:hashes) instead of being computed again.
+        - Null when the machine has no provision file, or when its files could not be hashed.
+      type: dict
 '''
 
 from ansible_collections.puls.proxmox.plugins.module_utils._fleet import ARGUMENT_SPEC, check_fleet, fleet_result, prepare

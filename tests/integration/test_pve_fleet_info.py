@@ -10,6 +10,7 @@ import yaml
 from playbooks import four_runs, run_playbook
 
 from ansible_collections.puls.proxmox.plugins.modules import pve_fleet_info
+from ansible_collections.puls.proxmox.plugins.plugin_utils._provision_files import hash_provision_files
 
 SECRET = 'Fleet-Secret-7qX!'
 
@@ -82,6 +83,10 @@ def test_each_kind_of_difference_is_found_and_agrees_with_pve_vm_in_check_mode(l
     assert reasons['new5'] == 'replaces old5, which still exists'
     assert 'foreign6' in reasons['foreign6'] and 'puls-managed' in reasons['foreign6']
     assert reasons['unmade7'] == 'not created yet'
+    # Each machine's hashes come back, for the provisioning chain to give pve_notes_hash instead of hashing again.
+    hashes = {host: check['hashes'] for host, check in fleet['machines'].items()}
+    assert hashes['changed3'] == hash_provision_files(['b.yml'], str(tmp_path), [], 'closure')[0]
+    assert set(hashes['same1']) == {'a.yml'} and hashes['cores2'] is None
     # One listing, one config read per VM that exists, nothing written.
     asked = [f'{r.method} {r.path}' for r in lab.requests()[requests:]]
     assert asked.count('GET /api2/json/cluster/resources') == 1

@@ -247,3 +247,19 @@ def test_a_guest_cloned_by_hand_from_an_owned_template_is_neither_adopted_silent
     assert 'adopt' in message and '121' in message, message
     assert not [write for write in lab.writes()[before:] if '/qemu/123' in write.path]
     assert api.vm_config('pve1', 123)['cores'] != 4
+
+
+def test_the_provision_files_of_a_vm_are_hashed_once_in_a_run(lab, tmp_path):
+    # An include the hash cannot follow makes each hashing of the file warn: the pre-flight's pass hashes it, and the
+    # provisioning chain reuses its hashes.
+    write(tmp_path / 'app.yml', '''\
+        - hosts: all
+          gather_facts: false
+          tasks:
+            - ansible.builtin.include_tasks: "{{ flavour }}.yml"
+        ''')
+    inventory = fleet(lab, tmp_path, {'web1': dict(pve_image=str(TEMPLATE), pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway,
+                                                   pve_provision=['app.yml'])})
+    planned = ok(site(lab, tmp_path, inventory, 'check', check=True))
+    assert planned.plans == {'web1': ['create', 'provision app.yml']}
+    assert planned.stderr.count('the hash of app.yml does not cover') == 1, planned.stderr

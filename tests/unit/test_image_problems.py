@@ -1,10 +1,11 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The pre-flight check of the declared machines' images (filter puls.proxmox.image_problems)."""
+"""The pre-flight check of the declared machines' images (filter puls.proxmox.image_problems, plugin_utils/_image_problems.py)."""
 
 from __future__ import annotations
 
-from ansible_collections.puls.proxmox.plugins.filter.image_problems import FilterModule, cycles, image_problems
+from ansible_collections.puls.proxmox.plugins.filter.image_problems import FilterModule
+from ansible_collections.puls.proxmox.plugins.plugin_utils._image_problems import cycles, image_problems
 
 GUESTS = [
     {'vmid': 9017, 'name': 'ubuntu-24.04-cloud', 'node': 'pve1', 'type': 'qemu', 'template': True},
