@@ -15,7 +15,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.puls.proxmox.plugins.module_utils._closure import ProvisionFileError
-from ansible_collections.puls.proxmox.plugins.module_utils._fleet import ARGUMENT_SPEC, MachineCheck
+from ansible_collections.puls.proxmox.plugins.module_utils._fleet_io import ARGUMENT_SPEC, MachineCheck
 from ansible_collections.puls.proxmox.plugins.module_utils._module import CONNECTION_ARGSPEC
 from ansible_collections.puls.proxmox.plugins.plugin_utils._provision_files import hash_provision_files
 

@@ -15,7 +15,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.puls.proxmox.plugins.module_utils._closure import ProvisionFileError
 from ansible_collections.puls.proxmox.plugins.module_utils._module import CONNECTION_ARGSPEC
-from ansible_collections.puls.proxmox.plugins.module_utils._notes_vm import ARGUMENT_SPEC, REQUIRED_ONE_OF, NotesError, check_files
+from ansible_collections.puls.proxmox.plugins.module_utils._notes_io import ARGUMENT_SPEC, REQUIRED_ONE_OF, NotesError, check_files
 from ansible_collections.puls.proxmox.plugins.plugin_utils._provision_files import hash_provision_files
 
 display = Display()

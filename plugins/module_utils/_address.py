@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError, parse_property_string
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, parse_property_string
 
 try:
     import dns.exception

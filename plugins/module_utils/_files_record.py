@@ -7,7 +7,7 @@ managed line in the node's notes (``description`` of ``/nodes/{node}/config``)::
 
     [puls-files: local:iso/noble.iso=3f2a9c1b7d4e,local:import/debian.qcow2=0c1d2e3f4a5b]
 
-keyed by volid, valued by the short hash of the declared source (``_iso.Source.record``). The line
+keyed by volid, valued by the short hash of the declared source (``_iso_plan.Source.record``). The line
 is parsed and rendered by ``_notes`` with its own tag; every other character of the notes is kept.
 A write carries the digest of the read it is based on; when someone changed the node's config in
 between, PVE refuses it and the update is re-read and merged again (a few times).

@@ -1,6 +1,6 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""pve_lease's I/O half: the lease record (``_lease``) read from and written to the notes of the lease node.
+"""pve_lease's I/O half: the lease record (``_lease_plan``) read from and written to the notes of the lease node.
 
 The lease node is the lowest-named online node (``GET /nodes``). Every acquire, renew and release is a
 compare-and-swap: the notes are written with the digest of the read (``PUT /nodes/{node}/config``,
@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _lease, _notes, _privileges
+from ansible_collections.puls.proxmox.plugins.module_utils import _lease_plan, _notes, _privileges
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._files_record import MAX_NODE_NOTES_LENGTH, update_notes
 
@@ -43,7 +43,7 @@ class LeaseRequest:
     def from_params(cls, params):
         if params['ttl'] < 1:
             raise ValueError(f'ttl is {params["ttl"]}: give the lease\'s lifetime in seconds, at least 1')
-        return cls(_lease.validate_key(params['key']), _lease.validate_run_id(params['run_id']), params['state'], params['ttl'])
+        return cls(_lease_plan.validate_key(params['key']), _lease_plan.validate_run_id(params['run_id']), params['state'], params['ttl'])
 
 
 def _pause(attempt: int) -> None:
@@ -53,27 +53,27 @@ def _pause(attempt: int) -> None:
 
 def reconcile(client, request: LeaseRequest, check_mode: bool, now=time.time, hostname=socket.gethostname) -> dict:
     """Acquire (or renew) or release request.key for request.run_id; the module's result."""
-    node = _lease.lease_node(client.get('/nodes', context='listing the nodes of the cluster'))
+    node = _lease_plan.lease_node(client.get('/nodes', context='listing the nodes of the cluster'))
     if node is None:
         raise PveApiError(f'no node of the cluster is online to keep the lease {request.key} in its notes')
-    controller = _lease.controller_name(hostname())
+    controller = _lease_plan.controller_name(hostname())
     doing = f'{"taking" if request.state == ACQUIRED else "releasing"} the lease {request.key} in the notes of node {node}'
     outcome: dict[str, Any] = {}
 
     def change(notes):
-        leases, moment = _lease.parse(notes.description), now()
+        leases, moment = _lease_plan.parse(notes.description), now()
         if request.state == ACQUIRED:
-            decision = _lease.acquire(leases, request.key, request.run_id, controller, moment, request.ttl)
+            decision = _lease_plan.acquire(leases, request.key, request.run_id, controller, moment, request.ttl)
             wanted = decision.leases
         else:
-            decision = _lease.Decision(False, None)
-            wanted = _lease.release(leases, request.key, request.run_id, moment)
+            decision = _lease_plan.Decision(False, None)
+            wanted = _lease_plan.release(leases, request.key, request.run_id, moment)
         mine = (wanted if wanted is not None else leases).get(request.key)
         outcome.update(
             acquired=decision.acquired, expires=mine.expires if mine is not None and mine.run == request.run_id else None,
             held_by=decision.held_by.describe(moment) if decision.held_by else None,
             taken_over=decision.taken_over.describe(moment) if decision.taken_over else None,
-            others={key: holder.describe(moment) for key, holder in _lease.others(leases, request.run_id, moment).items()},
+            others={key: holder.describe(moment) for key, holder in _lease_plan.others(leases, request.run_id, moment).items()},
             changed=wanted is not None,
             diff=dict(before=_entry_line(request.key, leases), after=_entry_line(request.key, wanted if wanted is not None else leases)))
         if wanted is None:
@@ -86,7 +86,7 @@ def reconcile(client, request: LeaseRequest, check_mode: bool, now=time.time, ho
         if check_mode:
             return None
         try:
-            return _lease.render(notes.description, wanted, MAX_NODE_NOTES_LENGTH)
+            return _lease_plan.render(notes.description, wanted, MAX_NODE_NOTES_LENGTH)
         except _notes.NotesTooLongError as exc:
             raise PveApiError(f'{doing} failed: {exc}') from None
 

@@ -3,7 +3,7 @@
 """Which guests may be linked clones of a template, where PVE's volume IDs do not say it (LVM-thin). Pure.
 
 Where a storage names a linked clone's volume after its base (directories: ``100/base-100-disk-0.qcow2/101/...``,
-Plugin.pm ``clone_image``; ZFS and Ceph RBD: ``base-100-disk-0/vm-101-disk-0``), ``_template.uses_base`` reads it
+Plugin.pm ``clone_image``; ZFS and Ceph RBD: ``base-100-disk-0/vm-101-disk-0``), ``_template_plan.uses_base`` reads it
 from the name, as PVE's ``volume_is_base_and_used`` does. LVM-thin does not: its ``clone_image`` returns the plain
 ``vm-101-disk-0`` of a thin snapshot of the base LV, the API shows no parent, and PVE destroys such a template
 without complaint (pve-storage ``PVE/Storage/LvmThinPlugin.pm``, ``clone_image`` and the note at its top;
@@ -30,8 +30,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ansible_collections.puls.proxmox.plugins.module_utils._template import recorded_entries
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import drive_volumes, parse_drive, storage_of
+from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import recorded_entries
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import drive_volumes, parse_drive, storage_of
 
 # Storage types whose volume IDs hide a linked clone's base (pve-storage LvmThinPlugin.pm).
 BASE_HIDING_TYPES = frozenset(('lvmthin',))

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import normalize_tags
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import normalize_tags
 
 OWNER_BLOCK = 'puls-owner'
 OWNED = 'owned'

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError, drive_volumes, is_cloudinit_volume, parse_drive, storage_of
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, drive_volumes, is_cloudinit_volume, parse_drive, storage_of
 
 
 def clone_volumes(config: Mapping[str, Any]) -> list[str]:

@@ -28,12 +28,12 @@ from typing import Any
 
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, grant_hint
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT
-from ansible_collections.puls.proxmox.plugins.module_utils._iso import DELETE, NONE, REPLACE
+from ansible_collections.puls.proxmox.plugins.module_utils._iso_plan import DELETE, NONE, REPLACE
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import clone_volumes
-from ansible_collections.puls.proxmox.plugins.module_utils._plan import (
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import (
     CONFIGURE, DELETE_VOLUME, DESTROY, REGENERATE_CLOUDINIT, RESIZE, SHUTDOWN, START, UPLOAD_SEED,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     _DRIVE_KEY, cloudinit_drive_key, is_cloudinit_key, is_cloudinit_volume, parse_drive, parse_net, storage_of,
 )
 
@@ -85,7 +85,7 @@ def storage_path(volume_or_storage: str) -> str:
 # ---------------------------------------------------------------------------------------------- what plans need
 
 def vm_needs(actions: Iterable[Any], vmid: int | None, source_config: Mapping[str, Any] | None = None) -> list[Need]:
-    """The needs of pve_vm's plan actions (``_plan.Action``) on VM vmid (None: a VMID allocated by a clone or import);
+    """The needs of pve_vm's plan actions (``_vm_plan.Action``) on VM vmid (None: a VMID allocated by a clone or import);
     ``source_config`` is the clone source's config (its disks are copied by a full clone)."""
     actions = list(actions)
     needs = []
@@ -238,7 +238,7 @@ def _bridge_need(key: str, value: Any, purpose: str = '') -> Need:
 
 
 def iso_needs(steps: Iterable[Any], storage: str, download: bool) -> list[Need]:
-    """The needs of pve_iso's plan steps (``_iso.Step``) on storage; ``download`` when the source is a URL. Every node acted
+    """The needs of pve_iso's plan steps (``_iso_plan.Step``) on storage; ``download`` when the source is a URL. Every node acted
     on keeps the record of its files in its notes."""
     needs = []
     for step in steps:

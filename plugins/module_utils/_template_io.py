@@ -1,6 +1,6 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""pve_template's run: read the cluster, decide (``_template.py``), and in a real run carry the plan out.
+"""pve_template's run: read the cluster, decide (``_template_plan.py``), and in a real run carry the plan out.
 
 Every state reads first and plans before it writes, and check mode stops after the plan, so both
 modes report the same ``changed`` and ``diff``. Refusals (a wrong VMID, an ambiguous name, a
@@ -28,26 +28,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _linked, _ownership, _template
+from ansible_collections.puls.proxmox.plugins.module_utils import _linked, _ownership, _template_plan
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._files_record import read_notes
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._notes import NotesTooLongError
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import conversion_needs, require
-from ansible_collections.puls.proxmox.plugins.module_utils._vm import Execution, Outcome, Vm, read_status
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError, as_bool, cloudinit_drive_key, normalize_tags
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import Execution, Outcome, Vm, read_status
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, as_bool, cloudinit_drive_key, normalize_tags
 
 # PVE's refusal to destroy a base volume (QemuServer.pm destroy_vm says "linked cloned").
 _BASE_IN_USE = 'is still in use by linked clone'
 DESTROY_PARAMS = {'purge': 1, 'destroy-unreferenced-disks': 1}
 
 
-def reconcile(client, request: _template.TemplateRequest, check_mode: bool = False) -> dict:
+def reconcile(client, request: _template_plan.TemplateRequest, check_mode: bool = False) -> dict:
     """The module's run for ``request``; returns the result dict. SpecError for what the user must change."""
     resources = client.cluster_vms()
     if request.state == 'converted':
         return convert(client, request, resources, check_mode)
-    found = _template.find_template(resources, request.name, request.vmid)
+    found = _template_plan.find_template(resources, request.name, request.vmid)
     if request.state == 'present':
         return query(client, request, resources, found)
     if request.state == 'retired':
@@ -75,14 +75,14 @@ class Wanted:
 
     @property
     def spec_hash(self) -> str:
-        return self.entries[_template.SPEC_KEY]
+        return self.entries[_template_plan.SPEC_KEY]
 
 
-def wanted(client, request: _template.TemplateRequest, resources, template_vmid=None) -> Wanted:
+def wanted(client, request: _template_plan.TemplateRequest, resources, template_vmid=None) -> Wanted:
     """The spec entries of the request, with ``spec.image`` resolved to its identity."""
     assert request.spec is not None  # asked only for a request that declares its spec
     identity, image = image_identity(client, request.spec, resources, template_vmid)
-    return Wanted(_template.spec_entries(request.spec, identity, request.provision_hashes or {}), image)
+    return Wanted(_template_plan.spec_entries(request.spec, identity, request.provision_hashes or {}), image)
 
 
 def image_identity(client, spec, resources, template_vmid=None) -> tuple[str | None, str | None]:
@@ -109,7 +109,7 @@ def image_identity(client, spec, resources, template_vmid=None) -> tuple[str | N
 
 def query(client, request, resources, found) -> dict:
     """Whether the template exists and is current against the spec (if given), and whether a build of it runs; never writes."""
-    build = _template.find_building(resources, request.name)
+    build = _template_plan.find_building(resources, request.name)
     facts: dict[str, Any] = dict(building=None if build is None else dict(vmid=int(build['vmid']), node=build['node'], name=build['name']))
     want = None
     if request.spec is not None:
@@ -120,7 +120,7 @@ def query(client, request, resources, found) -> dict:
     reasons = []
     if want is not None:
         config = client.vm_config(found['node'], found['vmid'])
-        reasons = _template.decide(config.get('description'), config, want.entries, request.spec, request.provision_hashes or {},
+        reasons = _template_plan.decide(config.get('description'), config, want.entries, request.spec, request.provision_hashes or {},
                                    want.image)
     return _result(found, name=found.get('name'), current=not reasons, reason='; '.join(reasons), **facts)
 
@@ -133,12 +133,12 @@ def _check_owned(entry, config, request, doing):
     earlier release) is named by the declaration, so it is managed (_ownership)."""
     owner = _ownership.state(config, int(entry['vmid']), request.owner_tag)
     if owner == _ownership.FOREIGN:
-        raise SpecError('name', f'{doing} refused: {_template.describe(entry)} lacks the owner tag {request.owner_tag!r}, so it was '
+        raise SpecError('name', f'{doing} refused: {_template_plan.describe(entry)} lacks the owner tag {request.owner_tag!r}, so it was '
                                 'not made by this collection; add the tag to it in PVE to let pve_template manage it, or correct '
                                 'name/vmid')
     if owner == _ownership.INHERITED:
         recorded = _ownership.recorded_vmid(config.get('description'), request.owner_tag)
-        raise SpecError('name', f'{doing} refused: {_template.describe(entry)} carries the owner tag {request.owner_tag!r} but an '
+        raise SpecError('name', f'{doing} refused: {_template_plan.describe(entry)} carries the owner tag {request.owner_tag!r} but an '
                                 f'owner record in its Notes naming VMID {recorded}, not its own: it was copied from a guest of this '
                                 'collection outside it; correct name/vmid, or remove it by hand')
 
@@ -148,11 +148,11 @@ def retire(client, request, found, check_mode) -> dict:
     if found is None:
         return _result(None, name=None)
     config = client.vm_config(found['node'], found['vmid'])
-    if _template.is_retired_version(config.get('name'), config.get('tags'), request.name):
+    if _template_plan.is_retired_version(config.get('name'), config.get('tags'), request.name):
         return _result(found, name=config.get('name'))
     _check_owned(found, config, request, 'retiring')
-    new_name = _template.retire_name(request.name, int(found['vmid']), config.get('description'))
-    tags = _template.retired_tags(config.get('tags'))
+    new_name = _template_plan.retire_name(request.name, int(found['vmid']), config.get('description'))
+    tags = _template_plan.retired_tags(config.get('tags'))
     diff = dict(before={'name': config.get('name'), 'tags': sorted(normalize_tags(config.get('tags')))},
                 after={'name': new_name, 'tags': sorted(normalize_tags(tags))})
     if not check_mode:
@@ -165,19 +165,19 @@ def retire(client, request, found, check_mode) -> dict:
 def linked_clones(client, resources, template_vmid, template_config=None, ignore=()) -> list[str]:
     """The guests that use, or may use, the template's base volumes as linked clones, as 'name (VMID)'; reads every
     other VM's config. Where the storage names a clone's volume after its base, the name tells
-    (``_template.uses_base``); on LVM-thin, where it does not, what the guest inherited from the template does
+    (``_template_plan.uses_base``); on LVM-thin, where it does not, what the guest inherited from the template does
     (``_linked``), which needs the template's config (read when not given) and the storages' types (one listing, read
     only when some guest could be such a clone). ``ignore``: VMIDs counted only by their volume names (the build VM a
     conversion turns into a template: its volumes become base volumes of their own)."""
     named, others = [], []
-    for entry in _template.linked_clone_candidates(resources, template_vmid):
+    for entry in _template_plan.linked_clone_candidates(resources, template_vmid):
         try:
             config = client.vm_config(entry['node'], entry['vmid'])
         except PveApiError as exc:
             if is_missing(exc.reason):  # destroyed since the listing (another task of the run, say)
                 continue
             raise
-        if _template.uses_base(config, template_vmid):
+        if _template_plan.uses_base(config, template_vmid):
             named.append(entry)
         elif int(entry['vmid']) not in ignore:
             others.append((entry, config))
@@ -208,8 +208,8 @@ def remove(client, request, resources, found, check_mode) -> dict:
         return _result(None, diff=dict(before={'state': 'absent'}, after={'state': 'absent'}), name=None)
     config = client.vm_config(found['node'], found['vmid'])
     _check_owned(found, config, request, 'state absent')
-    what = _template.describe(found)
-    if _template.protected(config):
+    what = _template_plan.describe(found)
+    if _template_plan.protected(config):
         raise SpecError('state', f'absent refused: {what} is protected; turn protection off in PVE first if it really is to go')
     users = linked_clones(client, resources, int(found['vmid']), config)
     if users:
@@ -239,17 +239,17 @@ class Conversion:
     notes: str
     tags: str
     strip: list[str]
-    seed: _template.SeedDrive | None = None
+    seed: _template_plan.SeedDrive | None = None
     previous: Mapping[str, Any] | None = None
     previous_config: Mapping[str, Any] = field(default_factory=dict)
     previous_users: list[str] = field(default_factory=list)
 
     @property
     def destroy_previous(self) -> bool:
-        return self.previous is not None and not self.previous_users and not _template.protected(self.previous_config)
+        return self.previous is not None and not self.previous_users and not _template_plan.protected(self.previous_config)
 
     def retired_name(self, name):
-        return _template.retire_name(name, int(self.previous['vmid']), self.previous_config.get('description'))
+        return _template_plan.retire_name(name, int(self.previous['vmid']), self.previous_config.get('description'))
 
     def diff(self, name) -> dict:
         config = self.config
@@ -257,7 +257,7 @@ class Conversion:
                   'tags': sorted(normalize_tags(config.get('tags'))), 'notes': config.get('description') or ''}
         after = dict(before, name=name, template=True, status='stopped', tags=sorted(normalize_tags(self.tags)), notes=self.notes)
         for key in self.strip:
-            before[key] = _template.show_setting(key, config[key])
+            before[key] = _template_plan.show_setting(key, config[key])
             after[key] = None
         if self.seed is not None:
             self.seed.diff(before, after)
@@ -270,17 +270,17 @@ class Conversion:
 
 def convert(client, request, resources, check_mode) -> dict:
     """Convert build VM ``request.vmid`` into template ``request.name``; unchanged when it already is that template."""
-    build = _template.find_build_vm(resources, request.vmid)
+    build = _template_plan.find_build_vm(resources, request.vmid)
     config = client.vm_config(build['node'], build['vmid'])
     if as_bool(config.get('template')):
         # Converted already (by an earlier run) when it is this template built from this spec.
         want = wanted(client, request, resources, request.vmid) if config.get('name') == request.name else None
-        if want is not None and _template.recorded_entries(config.get('description')).get(_template.SPEC_KEY) == want.spec_hash:
+        if want is not None and _template_plan.recorded_entries(config.get('description')).get(_template_plan.SPEC_KEY) == want.spec_hash:
             return _result(build, name=request.name, current=True, reason='', spec_hash=want.spec_hash, previous=None)
-        raise SpecError('vmid', f'{request.vmid} is already {_template.describe(build)}, not the build VM of {request.name!r} '
+        raise SpecError('vmid', f'{request.vmid} is already {_template_plan.describe(build)}, not the build VM of {request.name!r} '
                                 'with this spec; give the VMID of the provisioned build VM')
-    if _template.BUILDING_TAG not in normalize_tags(config.get('tags')):
-        raise SpecError('vmid', f'{request.vmid} is {_template.describe(build)}, which lacks the tag {_template.BUILDING_TAG!r} '
+    if _template_plan.BUILDING_TAG not in normalize_tags(config.get('tags')):
+        raise SpecError('vmid', f'{request.vmid} is {_template_plan.describe(build)}, which lacks the tag {_template_plan.BUILDING_TAG!r} '
                                 'that marks a build VM; tag it so if it really is to become a template (a guard against '
                                 'converting a server by a wrong VMID)')
     want = wanted(client, request, resources)
@@ -300,21 +300,21 @@ def convert(client, request, resources, check_mode) -> dict:
 
 def plan_conversion(client, request, resources, build, config, want) -> Conversion:
     others = [entry for entry in resources if int(entry['vmid']) != request.vmid]
-    previous = _template.find_template(others, request.name)
+    previous = _template_plan.find_template(others, request.name)
     previous_config, users = {}, []
     if previous is not None:
         previous_config = client.vm_config(previous['node'], previous['vmid'])
         _check_owned(previous, previous_config, request, f'replacing the template {request.name!r}')
         users = linked_clones(client, resources, int(previous['vmid']), previous_config, ignore=(request.vmid,))
     try:
-        notes = _template.template_notes(config.get('description'), want.entries, request.provision_hashes or {})
+        notes = _template_plan.template_notes(config.get('description'), want.entries, request.provision_hashes or {})
         # The template's owner record names its own VMID: a clone of it inherits a record that is not its own.
         notes = _ownership.with_record(notes, request.owner_tag, request.vmid)
     except NotesTooLongError as exc:
         raise SpecError('vmid', f'{request.vmid}: {exc}') from None
     status = read_status(client, Vm(request.vmid, build['node'], build.get('name') or ''))['status']
-    return Conversion(build, config, status, notes, _template.template_tags(config.get('tags'), request.owner_tag),
-                      _template.build_settings(config), _template.seed_drive(config, config.get('name')), previous, previous_config, users)
+    return Conversion(build, config, status, notes, _template_plan.template_tags(config.get('tags'), request.owner_tag),
+                      _template_plan.build_settings(config), _template_plan.seed_drive(config, config.get('name')), previous, previous_config, users)
 
 
 def execute_conversion(client, request, plan: Conversion) -> tuple[str, list[str]]:
@@ -343,7 +343,7 @@ def execute_conversion(client, request, plan: Conversion) -> tuple[str, list[str
         build.configure(set={'name': request.name, 'tags': plan.tags}, delete=[])
         return 'retired', warnings
     retired = _execution(client, plan.previous, request)
-    retired.configure(set={'name': plan.retired_name(request.name), 'tags': _template.retired_tags(plan.previous_config.get('tags'))},
+    retired.configure(set={'name': plan.retired_name(request.name), 'tags': _template_plan.retired_tags(plan.previous_config.get('tags'))},
                       delete=[])
     build.configure(set={'name': request.name, 'tags': plan.tags}, delete=[])
     action = 'retired'

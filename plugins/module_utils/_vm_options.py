@@ -8,9 +8,9 @@ from __future__ import annotations
 from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
-from ansible_collections.puls.proxmox.plugins.module_utils._vm import DEFAULT_AGENT_TIMEOUT, DEFAULT_SHUTDOWN_TIMEOUT
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import DEFAULT_AGENT_TIMEOUT, DEFAULT_SHUTDOWN_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import VM_OPTIONS
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import DEFAULT_OWNER_TAG
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG
 
 # Defaults that are constants of the code the options drive.
 _CODE_DEFAULTS = dict(owner_tag=DEFAULT_OWNER_TAG, shutdown_timeout=DEFAULT_SHUTDOWN_TIMEOUT, timeout=DEFAULT_TASK_TIMEOUT,

@@ -4,13 +4,13 @@
 that key is compared, the reconcile role's variable for it, whether it enters a template's spec hash, and the proxmops
 manifest field for it.
 
-The rest is derived: pve_vm's argument spec (``_vm_options``), VmSpec's checks and config-key rules (``_vmconfig``), the
-template spec-hash keys (``_template``), the role's pve_vm options of a machine (the ``puls.proxmox.vm_options`` lookup),
+The rest is derived: pve_vm's argument spec (``_vm_options``), VmSpec's checks and config-key rules (``_vm_config``), the
+template spec-hash keys (``_template_plan``), the role's pve_vm options of a machine (the ``puls.proxmox.vm_options`` lookup),
 and the manifests inventory plugin's plain field mapping. The files Ansible needs static (the doc fragment
 ``puls.proxmox.vm_options``, roles/reconcile/meta/argument_specs.yml, docs/index.md) are written by
 ``make generate`` (hacking/generate_options.py); tests/unit/test_vm_option_registry.py fails when one is out of date.
 
-Pure data and pure functions: no I/O, no import of the collection (``_vmconfig`` imports this file).
+Pure data and pure functions: no I/O, no import of the collection (``_vm_config`` imports this file).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class VmOption:
     required: bool = False
     no_log: bool | None = None
     env: str | None = None  # environment variable the option falls back to
-    # The check of an integer option (an option of another type is checked by its choices, or by _vmconfig's own parser).
+    # The check of an integer option (an option of another type is checked by its choices, or by _vm_config's own parser).
     minimum: int | None = None
     maximum: int | None = None
     meaning: str = ''  # what the number is, for the error message (' MiB')
@@ -251,7 +251,7 @@ VM_OPTIONS = (
     ),
     # qemu-server PVE/QemuServer.pm $confdesc: balloon is the "amount of target RAM for the VM in MiB", 0 disables the
     # balloon driver, no key leaves it on; with less than memory, PVE's automatic memory allocation may take the VM down
-    # to it (PVE docs, qm(1), "Memory"). The check against memory is VmSpec's (_vmconfig).
+    # to it (PVE docs, qm(1), "Memory"). The check against memory is VmSpec's (_vm_config).
     VmOption(
         'balloon', 'int',
         minimum=0, meaning=' MiB', pve_key='balloon',

@@ -204,7 +204,7 @@ machines:
       type: dict
 '''
 
-from ansible_collections.puls.proxmox.plugins.module_utils._fleet import ARGUMENT_SPEC, check_fleet, fleet_result, prepare
+from ansible_collections.puls.proxmox.plugins.module_utils._fleet_io import ARGUMENT_SPEC, check_fleet, fleet_result, prepare
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
 
 

@@ -153,9 +153,9 @@ guests:
       sample: [web2 (102)]
 '''
 
-from ansible_collections.puls.proxmox.plugins.module_utils._guests import list_guests
+from ansible_collections.puls.proxmox.plugins.module_utils._guests_io import list_guests
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import DEFAULT_OWNER_TAG
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG
 
 ARGUMENT_SPEC = dict(
     names=dict(type='list', elements='str'),

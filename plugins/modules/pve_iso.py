@@ -281,8 +281,8 @@ instance_id:
   sample: iid-puls-5d41402abc4b
 '''
 
-from ansible_collections.puls.proxmox.plugins.module_utils._iso import COMPRESSIONS, CONTENT_TYPES, IsoOptionError
-from ansible_collections.puls.proxmox.plugins.module_utils._iso_reconcile import declare, reconcile
+from ansible_collections.puls.proxmox.plugins.module_utils._iso_plan import COMPRESSIONS, CONTENT_TYPES, IsoOptionError
+from ansible_collections.puls.proxmox.plugins.module_utils._iso_io import declare, reconcile
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
 
 ARGUMENT_SPEC = dict(

@@ -200,7 +200,7 @@ node:
 '''
 
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
-from ansible_collections.puls.proxmox.plugins.module_utils._notes_vm import ARGUMENT_SPEC, REQUIRED_ONE_OF, NotesRequest, reconcile
+from ansible_collections.puls.proxmox.plugins.module_utils._notes_io import ARGUMENT_SPEC, REQUIRED_ONE_OF, NotesRequest, reconcile
 
 
 def main():

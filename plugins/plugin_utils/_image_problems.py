@@ -6,8 +6,8 @@ fleet_problems): cycles of templates built from each other, and images pve_vm co
 from __future__ import annotations
 
 from ansible_collections.puls.proxmox.plugins.module_utils._image import resolve_image
-from ansible_collections.puls.proxmox.plugins.module_utils._template import BUILD_SUFFIX, BUILDING_TAG
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError
+from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import BUILD_SUFFIX, BUILDING_TAG
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError
 
 
 def _declared_templates(machines):

@@ -23,7 +23,7 @@ from test_plan_equals_run import fleet, mark_playbook, site, why, write
 
 from ansible_collections.puls.proxmox.plugins.module_utils._files_record import MAX_NODE_NOTES_LENGTH, update_notes
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _lease
+from ansible_collections.puls.proxmox.plugins.module_utils import _lease_plan
 
 GOLDEN = 'ci-golden'
 BASE_TEMPLATE = 'ubuntu-24.04-cloud'
@@ -59,7 +59,7 @@ def names(lab):
 
 
 def leases(lab):
-    return _lease.parse(lab_vms.client(lab).get('/nodes/pve1/config').get('description'))
+    return _lease_plan.parse(lab_vms.client(lab).get('/nodes/pve1/config').get('description'))
 
 
 def converged(lab, tmp_path, inventory, expected):
@@ -198,9 +198,9 @@ def set_lease(api, key, holder):
     """Write another run's lease on key (holder None: drop it) into the lease node's notes, with the collection's own
     compare-and-swap writer."""
     def change(notes):
-        leases = {name: held for name, held in _lease.parse(notes.description).items() if name != key}
+        leases = {name: held for name, held in _lease_plan.parse(notes.description).items() if name != key}
         leases.update({key: holder} if holder else {})
-        return _lease.render(notes.description, leases, MAX_NODE_NOTES_LENGTH)
+        return _lease_plan.render(notes.description, leases, MAX_NODE_NOTES_LENGTH)
     update_notes(api, 'pve1', change, f'setting the lease {key}')
 
 
@@ -216,7 +216,7 @@ def test_a_run_that_waits_for_one_vms_lease_holds_no_other_meanwhile_so_two_runs
     vms = {name: dict(pve_image=BASE_TEMPLATE, pve_ip=f'{lab.address(index + 1)}/24', pve_gateway=lab.gateway)
            for index, name in enumerate(('web1', 'web2'))}
     inventory = fleet(lab, tmp_path, {}, vms)
-    set_lease(api, 'vm/web1', _lease.Holder('other-run', 'elsewhere', 2 ** 40))
+    set_lease(api, 'vm/web1', _lease_plan.Holder('other-run', 'elsewhere', 2 ** 40))
     outcome = {}
     runner = threading.Thread(target=lambda: outcome.update(run=site(lab, tmp_path, inventory, 'site')))
     reads = lease_reads(lab)

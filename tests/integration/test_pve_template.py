@@ -17,7 +17,7 @@ import yaml
 from playbooks import four_runs, run_playbook
 from pve_vm_plays import sent
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _template
+from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _template_plan
 from ansible_collections.puls.proxmox.plugins.module_utils._cidata import build_seed_iso, nocloud_seed
 from ansible_collections.puls.proxmox.plugins.module_utils._volumes import list_volumes, upload_volume
 
@@ -110,7 +110,7 @@ def test_conversion_shuts_down_gracefully_strips_build_settings_and_replaces_the
     assert lines[0] == 'Web tier golden image'
     assert _notes.parse(web['description']).entries == HASHES
     spec_hash = runs.real.one('pve_template', 'web-golden')['spec_hash']
-    assert _template.recorded_entries(web['description'])['spec'] == spec_hash and len(spec_hash) == 12
+    assert _template_plan.recorded_entries(web['description'])['spec'] == spec_hash and len(spec_hash) == 12
     for vmid in (120, 121, 122):
         assert sent(lab, 'POST', '/qemu/%d/status/shutdown' % vmid)[0]['forceStop'] == '1'
         assert not sent(lab, 'POST', '/qemu/%d/status/stop' % vmid)

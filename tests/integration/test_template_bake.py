@@ -22,7 +22,7 @@ import lab_vms
 from playbooks import run_playbook
 from polling import wait_until
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _template
+from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _template_plan
 
 BAKE = [{'name': 'Bake', 'hosts': 'pve_templates', 'gather_facts': False, 'tasks': [
     {'name': 'Bake the template', 'ansible.builtin.include_role': {'name': 'puls.proxmox.reconcile', 'tasks_from': 'template'}}]}]
@@ -104,7 +104,7 @@ def test_a_bake_makes_a_clean_generalized_template_once_and_then_nothing_happens
     assert lab.call(lambda: lab.pve.cloudinit_regenerated(vmid)) and lab.call(lambda: lab.pve.vm(vmid).cloudinit_drive) == {}
     hashes = role_result(baked, 'Hash the template\'s provision files')['hashes']
     assert _notes.parse(config['description']).entries == hashes
-    assert _template.recorded_entries(config['description'])['spec'] == role_result(baked, 'Convert the build VM into the template')['spec_hash']
+    assert _template_plan.recorded_entries(config['description'])['spec'] == role_result(baked, 'Convert the build VM into the template')['spec_hash']
     # Provisioned over SSH with a key made for this build, then generalized in the build VM's home.
     guest = lab.guest(vmid)
     assert (guest.home / 'marks').read_text() == 'base v1\n'

@@ -16,7 +16,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._address import (
     agent_address, first_agent_ipv4, parse_dns_servers, resolve_dns, static_address,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError
 
 
 class UdpDns:

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.puls.proxmox.plugins.module_utils._fleet import MachineCheck, fleet_result, prepare
+from ansible_collections.puls.proxmox.plugins.module_utils._fleet_io import MachineCheck, fleet_result, prepare
 
 
 def test_valid_options_get_pve_vms_defaults_and_their_secrets_are_listed():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource, resolve_image
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError
 
 RESOURCES = [
     {'type': 'qemu', 'vmid': 9000, 'name': 'debian-12', 'node': 'pve1', 'template': 1},

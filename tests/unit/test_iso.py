@@ -10,7 +10,7 @@ import hashlib
 import pytest
 
 from ansible_collections.puls.proxmox.plugins.module_utils._cidata import nocloud_seed
-from ansible_collections.puls.proxmox.plugins.module_utils._iso import (
+from ansible_collections.puls.proxmox.plugins.module_utils._iso_plan import (
     UNRECORDED,
     IsoOptionError,
     Observed,

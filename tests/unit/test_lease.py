@@ -1,12 +1,12 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The pure half of the leases (_lease): the record line in a node's notes, and what acquire and release decide."""
+"""The pure half of the leases (_lease_plan): the record line in a node's notes, and what acquire and release decide."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _lease, _lease_io
+from ansible_collections.puls.proxmox.plugins.module_utils import _lease_plan, _lease_io
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 
 NOW = 1_764_620_000
@@ -15,82 +15,82 @@ MINE, OTHER = 'run-a', 'run-b'
 
 
 def holder(run, expires, controller='awx-1'):
-    return _lease.Holder(run, controller, expires)
+    return _lease_plan.Holder(run, controller, expires)
 
 
 def test_the_record_round_trips_as_one_line_and_keeps_every_other_character():
     leases = {'template/web-golden': holder(MINE, NOW + 900), 'vm/web1': holder(OTHER, NOW + 60, 'laptop.example')}
-    notes = _lease.render(HUMAN, leases, 64 * 1024)
+    notes = _lease_plan.render(HUMAN, leases, 64 * 1024)
     assert notes == (HUMAN + '\n\n[puls-leases: template/web-golden=run-a@awx-1:1764620900,'
                      'vm/web1=run-b@laptop.example:1764620060]')
-    assert _lease.parse(notes) == leases
-    assert _lease.render(notes, {}, 64 * 1024) == HUMAN
-    assert _lease.parse(HUMAN) == {} and _lease.parse(None) == {}
+    assert _lease_plan.parse(notes) == leases
+    assert _lease_plan.render(notes, {}, 64 * 1024) == HUMAN
+    assert _lease_plan.parse(HUMAN) == {} and _lease_plan.parse(None) == {}
 
 
 def test_a_free_lease_is_taken_until_now_plus_ttl_and_renewed_by_its_run():
-    taken = _lease.acquire({}, 'vm/web1', MINE, 'awx-1', NOW, 900)
-    assert taken == _lease.Decision(True, {'vm/web1': holder(MINE, NOW + 900)})
-    renewed = _lease.acquire(taken.leases, 'vm/web1', MINE, 'awx-1', NOW + 300, 900)
+    taken = _lease_plan.acquire({}, 'vm/web1', MINE, 'awx-1', NOW, 900)
+    assert taken == _lease_plan.Decision(True, {'vm/web1': holder(MINE, NOW + 900)})
+    renewed = _lease_plan.acquire(taken.leases, 'vm/web1', MINE, 'awx-1', NOW + 300, 900)
     assert renewed.acquired and renewed.leases == {'vm/web1': holder(MINE, NOW + 1200)} and renewed.taken_over is None
 
 
 def test_another_runs_live_lease_is_not_taken_and_names_its_holder():
     leases = {'template/web-golden': holder(OTHER, NOW + 1, 'laptop')}
-    refused = _lease.acquire(leases, 'template/web-golden', MINE, 'awx-1', NOW, 900)
-    assert refused == _lease.Decision(False, None, held_by=holder(OTHER, NOW + 1, 'laptop'))
+    refused = _lease_plan.acquire(leases, 'template/web-golden', MINE, 'awx-1', NOW, 900)
+    assert refused == _lease_plan.Decision(False, None, held_by=holder(OTHER, NOW + 1, 'laptop'))
     assert refused.held_by.describe(NOW) == dict(run_id=OTHER, controller='laptop', expires=NOW + 1, expires_in=1)
-    assert _lease.others(leases, MINE, NOW) == leases and _lease.others(leases, OTHER, NOW) == {}
+    assert _lease_plan.others(leases, MINE, NOW) == leases and _lease_plan.others(leases, OTHER, NOW) == {}
 
 
 def test_an_expired_lease_is_taken_over_naming_the_dead_run():
     leases = {'template/web-golden': holder(OTHER, NOW, 'laptop')}
-    taken = _lease.acquire(leases, 'template/web-golden', MINE, 'awx-1', NOW, 900)
+    taken = _lease_plan.acquire(leases, 'template/web-golden', MINE, 'awx-1', NOW, 900)
     assert taken.acquired and taken.taken_over == holder(OTHER, NOW, 'laptop')
     assert taken.leases == {'template/web-golden': holder(MINE, NOW + 900)}
-    assert _lease.others(leases, MINE, NOW) == {}
+    assert _lease_plan.others(leases, MINE, NOW) == {}
 
 
 def test_a_write_drops_expired_leases_except_those_marking_a_build_left_behind():
     leases = {'template/old-golden': holder(OTHER, NOW - 5), 'vm/gone': holder(OTHER, NOW - 5), 'prune': holder(OTHER, NOW - 1),
               'vm/busy': holder(OTHER, NOW + 5)}
-    taken = _lease.acquire(leases, 'vm/web1', MINE, 'awx-1', NOW, 60)
+    taken = _lease_plan.acquire(leases, 'vm/web1', MINE, 'awx-1', NOW, 60)
     assert list(taken.leases) == ['template/old-golden', 'vm/busy', 'vm/web1']
 
 
 def test_release_drops_only_the_runs_own_lease():
     leases = {'vm/web1': holder(MINE, NOW + 60), 'vm/web2': holder(OTHER, NOW + 60)}
-    assert _lease.release(leases, 'vm/web1', MINE, NOW) == {'vm/web2': holder(OTHER, NOW + 60)}
-    assert _lease.release(leases, 'vm/web2', MINE, NOW) is None
-    assert _lease.release(leases, 'vm/web3', MINE, NOW) is None
+    assert _lease_plan.release(leases, 'vm/web1', MINE, NOW) == {'vm/web2': holder(OTHER, NOW + 60)}
+    assert _lease_plan.release(leases, 'vm/web2', MINE, NOW) is None
+    assert _lease_plan.release(leases, 'vm/web3', MINE, NOW) is None
     # Even an expired lease of another run stays: its run may still end it.
-    assert _lease.release({'vm/web1': holder(OTHER, NOW - 1)}, 'vm/web1', MINE, NOW) is None
+    assert _lease_plan.release({'vm/web1': holder(OTHER, NOW - 1)}, 'vm/web1', MINE, NOW) is None
 
 
 def test_the_lease_node_is_the_lowest_named_online_node():
     nodes = [{'node': 'pve3', 'status': 'online'}, {'node': 'pve1', 'status': 'offline'}, {'node': 'pve2', 'status': 'online'}]
-    assert _lease.lease_node(nodes) == 'pve2'
-    assert _lease.lease_node([{'node': 'pve1', 'status': 'offline'}]) is None
+    assert _lease_plan.lease_node(nodes) == 'pve2'
+    assert _lease_plan.lease_node([{'node': 'pve1', 'status': 'offline'}]) is None
 
 
 @pytest.mark.parametrize('key', ['template/', 'vm/a,b', 'vm/a=b', 'host/web1', 'prune/x', 'vm/' + 'a' * 65, ''])
 def test_a_key_that_is_no_lease_key_is_refused_naming_it(key):
     with pytest.raises(ValueError, match='is not a lease key: give template/NAME, vm/NAME, replace/NAME'):
-        _lease.validate_key(key)
+        _lease_plan.validate_key(key)
 
 
 def test_keys_and_run_ids_and_controllers_as_a_lease_holds_them():
     for key in ('template/web-golden', 'vm/web1.example', 'replace/old_web', 'prune'):
-        assert _lease.validate_key(key) == key
+        assert _lease_plan.validate_key(key) == key
     with pytest.raises(ValueError, match="run_id 'job 12' must be 1 to 64 letters"):
-        _lease.validate_run_id('job 12')
-    assert _lease.controller_name('my laptop:1') == 'my-laptop-1' and _lease.controller_name('') == 'unknown'
+        _lease_plan.validate_run_id('job 12')
+    assert _lease_plan.controller_name('my laptop:1') == 'my-laptop-1' and _lease_plan.controller_name('') == 'unknown'
 
 
 def test_a_line_another_tool_wrote_in_another_shape_is_left_as_human_text():
     notes = '[puls-leases: vm/web1=not a holder]'
-    assert _lease.parse(notes) == {}
-    assert _lease.render(notes, {'vm/web1': holder(MINE, NOW)}, 64 * 1024) == notes + '\n\n[puls-leases: vm/web1=run-a@awx-1:1764620000]'
+    assert _lease_plan.parse(notes) == {}
+    assert _lease_plan.render(notes, {'vm/web1': holder(MINE, NOW)}, 64 * 1024) == notes + '\n\n[puls-leases: vm/web1=run-a@awx-1:1764620000]'
 
 
 # ------------------------------------------------------------------------------------- the I/O half (_lease_io)
@@ -143,15 +143,15 @@ def test_a_lease_is_written_into_the_lowest_named_online_nodes_notes_with_the_di
 
 def test_of_two_runs_racing_for_a_lease_the_one_whose_write_lands_second_reads_again_and_is_refused():
     stub = ClusterStub()
-    stub.meddle.append(lambda notes: _lease.render(notes, {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}, 65536))
+    stub.meddle.append(lambda notes: _lease_plan.render(notes, {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}, 65536))
     refused = reconcile(stub, lease_of())
     assert not refused['acquired'] and not refused['changed'] and len(stub.puts) == 1
     assert refused['held_by'] == dict(run_id=OTHER, controller='laptop', expires=NOW + 900, expires_in=900)
-    assert _lease.parse(stub.description) == {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}
+    assert _lease_plan.parse(stub.description) == {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}
 
 
 def test_check_mode_takes_nothing_and_says_whether_the_lease_would_be_taken():
-    stub = ClusterStub(_lease.render('', {'template/web-golden': holder(OTHER, NOW - 1, 'laptop')}, 65536))
+    stub = ClusterStub(_lease_plan.render('', {'template/web-golden': holder(OTHER, NOW - 1, 'laptop')}, 65536))
     planned = reconcile(stub, lease_of(), check_mode=True)
     assert planned['acquired'] and planned['changed'] and planned['taken_over']['run_id'] == OTHER
     assert stub.puts == []

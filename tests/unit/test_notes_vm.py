@@ -10,7 +10,7 @@ import hashlib
 import pytest
 
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import DIGEST_WRITE_ATTEMPTS, PveApiError
-from ansible_collections.puls.proxmox.plugins.module_utils._notes_vm import NotesError, NotesRequest, plan_notes, reconcile
+from ansible_collections.puls.proxmox.plugins.module_utils._notes_io import NotesError, NotesRequest, plan_notes, reconcile
 
 BASE, WEB, DB = 'play/base.yml', 'play/web.yml', 'db.sh'
 HASHES = {BASE: 'aaaaaaaaaaaa', WEB: 'bbbbbbbbbbbb', DB: 'cccccccccccc'}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, clone_volumes, locality_volumes, uses_local_storage
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError
 
 GIB = 1 << 30
 NODES = [

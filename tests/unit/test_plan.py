@@ -10,7 +10,7 @@ from urllib.parse import quote
 import pytest
 
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource
-from ansible_collections.puls.proxmox.plugins.module_utils._plan import (
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import (
     CONFIGURE,
     DELETE_VOLUME,
     DESTROY,
@@ -25,7 +25,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._plan import (
     find_vm,
     plan_vm,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import MASK, SpecError, VmSpec
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import MASK, SpecError, VmSpec
 
 
 def _key(comment: str) -> str:

@@ -11,12 +11,12 @@ import pytest
 from ansible_collections.puls.proxmox.plugins.module_utils._api import Credential
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, ImageSource
-from ansible_collections.puls.proxmox.plugins.module_utils._iso import Step
-from ansible_collections.puls.proxmox.plugins.module_utils._plan import Action, Creation, Observed, plan_vm
+from ansible_collections.puls.proxmox.plugins.module_utils._iso_plan import Step
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import Action, Creation, Observed, plan_vm
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import (
     NEW_VM, Grant, conversion_needs, holds, iso_needs, missing, need, notes_needs, require, vm_needs,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import VmSpec
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import VmSpec
 
 TOKEN = Credential('puls@pve', 'automation', token_secret='s3cret')
 TEMPLATE = {'name': 'ubuntu', 'template': 1, 'scsi0': 'local-lvm:base-9017-disk-0,size=3584M', 'ide2': 'local-lvm:vm-9017-cloudinit,media=cdrom',

@@ -9,7 +9,7 @@ from __future__ import annotations
 from test_plan import CONVERGED, Observed, kinds, plan_vm, spec
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _restart
-from ansible_collections.puls.proxmox.plugins.module_utils._plan import CONFIGURE, SHUTDOWN, START
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import CONFIGURE, SHUTDOWN, START
 
 BOOT = 1_764_590_000
 NEW_IP = 'ip=10.0.0.6/24,gw=10.0.0.1'

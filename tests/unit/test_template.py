@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _template
-from ansible_collections.puls.proxmox.plugins.module_utils._template import (
+from ansible_collections.puls.proxmox.plugins.module_utils import _template_plan
+from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import (
     TemplateRequest, build_settings, decide, find_build_vm, find_template, is_retired_version, retire_name, spec_entries,
     template_notes, template_tags, uses_base,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import SpecError
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError
 
 SPEC = {'image': 'ubuntu-24.04', 'cores': 2, 'memory': 2048}
 IDENTITY = '9017:ubuntu-24.04-cloud'
@@ -98,8 +98,8 @@ def test_provision_files_changed_new_and_dropped_are_each_named():
 
 
 def test_a_puls_basename_entry_counts_for_its_declared_path():
-    description = 'x\n\n[puls-provision: web.yml=0c1d2e3f4a5b]\n' + _template._notes.format_block(
-        spec_entries(SPEC, IDENTITY, {'web.yml': '0c1d2e3f4a5b'}), tag=_template.TEMPLATE_TAG)
+    description = 'x\n\n[puls-provision: web.yml=0c1d2e3f4a5b]\n' + _template_plan._notes.format_block(
+        spec_entries(SPEC, IDENTITY, {'web.yml': '0c1d2e3f4a5b'}), tag=_template_plan.TEMPLATE_TAG)
     declared = {'playbooks/web.yml': '111111111111'}
     assert decide(description, CONFIG, spec_entries(SPEC, IDENTITY, declared), SPEC, declared) == \
         ['provision file playbooks/web.yml changed']
@@ -135,7 +135,7 @@ def test_conversion_notes_keep_human_text_and_hold_both_blocks():
     lines = notes.splitlines()
     assert lines[0] == 'Golden image for the web tier'
     assert lines[-3] == '[puls-provision: playbooks/base.yml=3f2a9c1b7d4e,playbooks/web.yml=0c1d2e3f4a5b]'
-    assert lines[-1].startswith('[puls-template: spec=') and _template.recorded_entries(notes) == spec_entries(SPEC, IDENTITY, HASHES)
+    assert lines[-1].startswith('[puls-template: spec=') and _template_plan.recorded_entries(notes) == spec_entries(SPEC, IDENTITY, HASHES)
 
 
 def test_conversion_notes_without_provision_files_drop_a_stale_provision_block():
@@ -203,23 +203,23 @@ def test_a_vmid_may_name_a_retired_generation_of_the_template():
 def test_a_build_in_progress_is_a_vm_named_name_build_and_tagged_building():
     building = {'type': 'qemu', 'vmid': 140, 'name': 'web-golden-build', 'node': 'pve2', 'template': 0, 'tags': 'puls-building;puls-managed'}
     kept = dict(building, vmid=141, tags='puls-managed')
-    assert _template.find_building(RESOURCES + [kept, building], 'web-golden')['vmid'] == 140
-    assert _template.find_building(RESOURCES + [kept], 'web-golden') is None
+    assert _template_plan.find_building(RESOURCES + [kept, building], 'web-golden')['vmid'] == 140
+    assert _template_plan.find_building(RESOURCES + [kept], 'web-golden') is None
 
 
 def test_a_converted_build_still_counts_as_in_progress_until_it_takes_the_name():
     converted = {'type': 'qemu', 'vmid': 140, 'name': 'web-golden-build', 'node': 'pve1', 'template': 1, 'tags': 'puls-building;puls-managed'}
-    assert _template.find_building(RESOURCES + [converted], 'web-golden')['vmid'] == 140
+    assert _template_plan.find_building(RESOURCES + [converted], 'web-golden')['vmid'] == 140
     renamed = dict(converted, name='web-golden', tags='puls-managed')
-    assert _template.find_building(RESOURCES + [renamed], 'web-golden') is None
+    assert _template_plan.find_building(RESOURCES + [renamed], 'web-golden') is None
 
 
 SEED = 'local:iso/puls-seed-web-golden-build-0a1b2c3d.iso'
 
 
 def test_a_seed_iso_of_the_build_is_detached_for_an_empty_cloud_init_drive_and_deleted():
-    seed = _template.seed_drive({'scsi0': 'local-lvm:vm-140-disk-0,size=4G', 'ide2': SEED + ',media=cdrom'}, 'web-golden-build')
-    assert seed == _template.SeedDrive('ide2', SEED, 'local-lvm:cloudinit', True)
+    seed = _template_plan.seed_drive({'scsi0': 'local-lvm:vm-140-disk-0,size=4G', 'ide2': SEED + ',media=cdrom'}, 'web-golden-build')
+    assert seed == _template_plan.SeedDrive('ide2', SEED, 'local-lvm:cloudinit', True)
     before, after = {}, {}
     seed.diff(before, after)
     assert (before, after) == ({'user_data': SEED, 'cloudinit_drive': None}, {'user_data': None, 'cloudinit_drive': 'ide2: local-lvm:cloudinit'})
@@ -229,8 +229,8 @@ def test_a_seed_iso_of_another_vm_is_only_detached_and_a_vm_without_one_has_none
     other = 'local:iso/puls-seed-web1-0a1b2c3d.iso'
     config = {'scsi0': 'local-lvm:vm-140-disk-0', 'ide0': 'local-lvm:vm-140-cloudinit,media=cdrom', 'ide2': other + ',media=cdrom'}
     # Not the build's own file, and a cloud-init drive is there already: the drive goes, nothing takes its slot.
-    assert _template.seed_drive(config, 'web-golden-build') == _template.SeedDrive('ide2', other, None, False)
-    assert _template.seed_drive({'scsi0': 'local-lvm:vm-140-disk-0', 'ide2': 'local:iso/ubuntu.iso,media=cdrom'}, 'x') is None
+    assert _template_plan.seed_drive(config, 'web-golden-build') == _template_plan.SeedDrive('ide2', other, None, False)
+    assert _template_plan.seed_drive({'scsi0': 'local-lvm:vm-140-disk-0', 'ide2': 'local:iso/ubuntu.iso,media=cdrom'}, 'x') is None
 
 
 def test_the_build_vm_must_exist_and_be_a_qemu_vm():

@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import role_options
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     SpecError, VmSpec, desired_config, display_value, held_until_restart, same_value,
 )
 

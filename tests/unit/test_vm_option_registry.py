@@ -13,7 +13,7 @@ import yaml
 
 from ansible_collections.puls.proxmox.plugins.doc_fragments.vm_options import ModuleDocFragment
 from ansible_collections.puls.proxmox.plugins.inventory import manifests
-from ansible_collections.puls.proxmox.plugins.module_utils import _template, _vmconfig
+from ansible_collections.puls.proxmox.plugins.module_utils import _template_plan, _vm_config
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import PRIVILEGE_OF_KEY
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import (
@@ -44,18 +44,18 @@ def test_pve_vm_documents_each_option_of_its_argument_spec_as_declared():
 
 
 def test_each_option_vmspec_validates_is_declared_and_checked():
-    spec_fields = [spec_field.name for spec_field in dataclasses.fields(_vmconfig.VmSpec)]
-    # VmSpec holds every declared option but those the API client and the DNS lookup take before it (_vm, _address).
+    spec_fields = [spec_field.name for spec_field in dataclasses.fields(_vm_config.VmSpec)]
+    # VmSpec holds every declared option but those the API client and the DNS lookup take before it (_vm_io, _address).
     assert sorted(set(OPTIONS_BY_NAME) - set(spec_fields)) == ['agent_timeout', 'dns_servers', 'timeout']
     assert set(spec_fields) <= set(OPTIONS_BY_NAME)
-    assert sorted(_vmconfig._PARSERS) == sorted(spec_fields)
+    assert sorted(_vm_config._PARSERS) == sorted(spec_fields)
 
 
 def test_each_declared_pve_key_is_rendered_and_compared_for_its_option():
     for option in VM_OPTIONS:
         if option.pve_key:
-            assert _vmconfig._KEYS[option.pve_key].options == (option.name,), option.name
-    assert all(set(rule.options) <= set(OPTIONS_BY_NAME) for rule in _vmconfig._KEYS.values())
+            assert _vm_config._KEYS[option.pve_key].options == (option.name,), option.name
+    assert all(set(rule.options) <= set(OPTIONS_BY_NAME) for rule in _vm_config._KEYS.values())
 
 
 def test_each_declared_pve_key_needs_the_privilege_pve_checks_for_it():
@@ -85,7 +85,7 @@ def test_the_role_reads_every_variable_it_maps():
 
 
 def test_the_template_spec_and_its_config_keys_are_the_declared_ones():
-    assert _template._CONFIG_KEYS == template_config_keys()
+    assert _template_plan._CONFIG_KEYS == template_config_keys()
     assert all(OPTIONS_BY_NAME[key].template_spec for key in template_config_keys())
 
 

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     MASK,
     SSH_KEY_TYPES,
     SpecError,

@@ -5,8 +5,8 @@
 A scheduled reconcile of an unchanged fleet should cost about one scan of the cluster. Asking pve_vm and
 pve_notes_hash host by host costs a module process per host and task, and several requests per VM. This
 pass reads ``/cluster/resources`` once and each declared VM's config once (the config holds the Notes, so
-the provision record too), and runs the same pure planners those modules run: ``_plan.plan_vm`` and
-``_notes_vm.plan_notes``.
+the provision record too), and runs the same pure planners those modules run: ``_vm_plan.plan_vm`` and
+``_notes_io.plan_notes``.
 
 A machine is as declared when pve_vm would do nothing, no provision file is pending, its record names no
 file that is no longer declared, and the machine it replaces is gone. Anything else makes it not as
@@ -35,12 +35,12 @@ from dataclasses import asdict, dataclass
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
-from ansible_collections.puls.proxmox.plugins.module_utils._guests import describe
-from ansible_collections.puls.proxmox.plugins.module_utils._notes_vm import NotesRequest, plan_notes
-from ansible_collections.puls.proxmox.plugins.module_utils._plan import find_vm, plan_vm
-from ansible_collections.puls.proxmox.plugins.module_utils._vm import Declared, Outcome, Vm, observe, reach_address, seed_volume_for
+from ansible_collections.puls.proxmox.plugins.module_utils._guests_io import describe
+from ansible_collections.puls.proxmox.plugins.module_utils._notes_io import NotesRequest, plan_notes
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import find_vm, plan_vm
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import Declared, Outcome, Vm, observe, reach_address, seed_volume_for
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC as VM_ARGUMENT_SPEC
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import DEFAULT_OWNER_TAG
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG
 
 # pve_fleet_info's options (documented in the module); its action plugin validates with them too.
 ARGUMENT_SPEC = dict(

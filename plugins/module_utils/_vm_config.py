@@ -522,7 +522,7 @@ class VmSpec:
     ci_password: str | None = None
     ssh_keys: tuple[str, ...] | None = None
     user_data: str | None = None
-    user_data_storage: str | None = None  # None: chosen by _vm.seed_volume_for
+    user_data_storage: str | None = None  # None: chosen by _vm_io.seed_volume_for
     tags: frozenset[str] | None = None
     protection: bool | None = None
     onboot: bool | None = None

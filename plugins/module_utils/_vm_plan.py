@@ -65,7 +65,7 @@ from typing import Any
 from ansible_collections.puls.proxmox.plugins.module_utils import _ownership, _restart
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource
 from ansible_collections.puls.proxmox.plugins.module_utils._notes import NotesTooLongError
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     CLOUDINIT_OPTIONS,
     DEFAULT_BRIDGE,
     DEFAULT_NIC_MODEL,

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """pve_notes_hash's work: the provision block in one VM's Notes, read, planned and written on PVE.
 
-The VM is found by name or VMID (``_plan.find_vm``). Its Notes are read together with the config
+The VM is found by name or VMID (``_vm_plan.find_vm``). Its Notes are read together with the config
 digest and written with that digest; when someone changed the config in between, PVE refuses the
 write and the Notes are read again and the recording merged into what is there now (a few times).
 Only the block changes; every other character of the Notes stays as it is.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _provision_hash
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import DIGEST_WRITE_ATTEMPTS, PveApiError, is_concurrent_change
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path
-from ansible_collections.puls.proxmox.plugins.module_utils._plan import find_vm
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import find_vm
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import notes_needs, require
 
 # The options of pve_notes_hash besides the connection; its action plugin validates with them too.

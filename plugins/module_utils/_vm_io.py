@@ -1,6 +1,6 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""pve_vm's I/O: observe one VM, plan its convergence (pure, ``_plan.py``), then execute the plan's actions.
+"""pve_vm's I/O: observe one VM, plan its convergence (pure, ``_vm_plan.py``), then execute the plan's actions.
 
 ``reconcile_vm`` is the whole module run:
 1. validate the options (``VmSpec``, ``dns_servers``): bad input fails before any request;
@@ -36,14 +36,14 @@ from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_p
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, locality_volumes, uses_local_storage
-from ansible_collections.puls.proxmox.plugins.module_utils._plan import (
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import (
     CONFIGURE, DELETE_VOLUME, DESTROY, REGENERATE_CLOUDINIT, RESIZE, SHUTDOWN, START, UPLOAD_SEED, Creation, Observed, find_vm,
     plan_vm,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, vm_needs
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import wait_power_state
-from ansible_collections.puls.proxmox.plugins.module_utils._template import describe
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
+from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import describe
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     SpecError, VmSpec, as_bool, cloudinit_drive_key, disk_size, drive_volumes, grow_needed, is_cloudinit_volume, parse_property_string,
     DEFAULT_SEED_STORAGE, parse_drive, parse_size, seed_drive_key, seed_volume, storage_of,
 )

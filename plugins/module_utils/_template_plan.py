@@ -33,7 +33,7 @@ from typing import Any
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _provision_hash
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import template_config_keys
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import (
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     _PARSERS, DEFAULT_OWNER_TAG, MASK, SpecError, as_bool, boot_disk_key, cloudinit_drive_key, decode_sshkeys, disk_size, drive_volumes,
     format_size, is_seed_of, normalize_tags, parse_drive, seed_drive_key, storage_of,
 )

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _ownership
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
-from ansible_collections.puls.proxmox.plugins.module_utils._template import protected
+from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import protected
 from ansible_collections.puls.proxmox.plugins.module_utils._template_io import linked_clones
-from ansible_collections.puls.proxmox.plugins.module_utils._vmconfig import as_bool, normalize_tags
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import as_bool, normalize_tags
 
 
 def list_guests(client, names=None, owner_tag='puls-managed', owned_only=False, details=False):

@@ -4,7 +4,7 @@
 
 Everything that can be refused is refused before the first write: the options (``declare``), the
 nodes, the storage (exists, enabled on each node, holds files of the content type). Then each node
-acted on is read (its volumes, its notes' record), ``_iso.plan`` decides, and a real run executes
+acted on is read (its volumes, its notes' record), ``_iso_plan.plan`` decides, and a real run executes
 the plan: deletes first, then the downloads on all nodes at once (PVE runs them in parallel), the
 uploads, and finally the record of each node that succeeded. Every task shares one deadline.
 
@@ -17,7 +17,7 @@ import time
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _cidata, _iso
+from ansible_collections.puls.proxmox.plugins.module_utils import _cidata, _iso_plan
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._files_record import read_notes, update_record
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import iso_needs, require
@@ -36,17 +36,17 @@ def declare(params):
     if params.get('seed') is not None:
         for present, library in ((_cidata.HAS_YAML, 'PyYAML'), (_cidata.HAS_PYCDLIB, 'pycdlib')):
             if not present:
-                raise _iso.IsoOptionError('seed', missing_required_lib(library))
-    spec = _iso.check_options(params)
+                raise _iso_plan.IsoOptionError('seed', missing_required_lib(library))
+    spec = _iso_plan.check_options(params)
     if spec.src is None:
         return spec
     try:
         with open(spec.src, 'rb') as handle:
             data = handle.read()
     except OSError as exc:
-        raise _iso.IsoOptionError('src', 'cannot read %s: %s (src is a path on the host the module runs on)'
+        raise _iso_plan.IsoOptionError('src', 'cannot read %s: %s (src is a path on the host the module runs on)'
                                   % (spec.src, exc.strerror or exc)) from None
-    return _iso.source_from_file(spec, data)
+    return _iso_plan.source_from_file(spec, data)
 
 
 def reconcile(client, spec, check_mode=False):
@@ -56,8 +56,8 @@ def reconcile(client, spec, check_mode=False):
     shared = _check_storage(client, spec)
     targets = spec.nodes[:1] if shared else spec.nodes
     observed = [_observe(client, spec, node) for node in targets]
-    plan = _iso.plan(spec, observed)
-    require(client, iso_needs(plan.steps, spec.storage, spec.source is not None and spec.source.kind == _iso.URL), f'the plan for {plan.volid}')
+    plan = _iso_plan.plan(spec, observed)
+    require(client, iso_needs(plan.steps, spec.storage, spec.source is not None and spec.source.kind == _iso_plan.URL), f'the plan for {plan.volid}')
     if plan.changed and not check_mode:
         _apply(client, spec, plan, deadline)
     result = dict(changed=plan.changed, diff=dict(before=plan.before, after=plan.after), volid=plan.volid,
@@ -119,13 +119,13 @@ def _content_missing(spec, storage_type, contents):
 
 def _observe(client, spec, node):
     present = spec.volid in list_volumes(client, node, spec.storage, spec.content)
-    return _iso.Observed(node, present, read_notes(client, node).entries.get(spec.volid))
+    return _iso_plan.Observed(node, present, read_notes(client, node).entries.get(spec.volid))
 
 
 def _apply(client, spec, plan, deadline):
     """Execute plan: every node is attempted; the first failure is raised after the others were recorded."""
     source = spec.source
-    acting = [step for step in plan.steps if step.action != _iso.NONE]
+    acting = [step for step in plan.steps if step.action != _iso_plan.NONE]
     failures = {}
 
     def attempt(node, work):
@@ -141,10 +141,10 @@ def _apply(client, spec, plan, deadline):
 
     # PVE's download-url does not replace a file: the old one goes first (an upload replaces it itself).
     for step in acting:
-        if step.action == _iso.DELETE or (step.action == _iso.REPLACE and source.kind == _iso.URL):
+        if step.action == _iso_plan.DELETE or (step.action == _iso_plan.REPLACE and source.kind == _iso_plan.URL):
             attempt(step.node, lambda node=step.node: delete_volume(client, node, spec.volid, _remaining(deadline)))
-    transfers = [step for step in acting if step.action != _iso.DELETE and step.node not in failures]
-    if source is not None and source.kind == _iso.URL:
+    transfers = [step for step in acting if step.action != _iso_plan.DELETE and step.node not in failures]
+    if source is not None and source.kind == _iso_plan.URL:
         # Started on every node before waiting for any: each node downloads on its own.
         checksum = (source.checksum.algorithm, source.checksum.digest) if source.checksum else None
         started = [(step.node, attempt(step.node, lambda node=step.node: start_download(
@@ -173,7 +173,7 @@ def _apply(client, spec, plan, deadline):
 
 def _payload(source):
     """The bytes to upload: the src file as read and hashed, or the seed built into an ISO."""
-    if source.kind == _iso.SEED:
+    if source.kind == _iso_plan.SEED:
         return _cidata.build_seed_iso(source.seed).data
     return source.data
 
