@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _ownership, _restart
+from ansible_collections.puls.proxmox.plugins.module_utils._actions import Action, Plan
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource
 from ansible_collections.puls.proxmox.plugins.module_utils._notes import NotesTooLongError
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
@@ -107,14 +108,6 @@ _IMPORT_BASE = {'scsihw': 'virtio-scsi-single', 'boot': 'order=scsi0', 'serial0'
 
 
 @dataclass(frozen=True)
-class Action:
-    """One step for the module to execute; see the module docstring for each kind's params."""
-
-    kind: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class Observed:
     """What PVE says about the VM found: ``config`` is ``GET config`` (pending merged), ``current`` the same with
     ``current=1`` (None when it cannot differ, e.g. a stopped VM), ``cloudinit_pending`` the keys ``GET .../cloudinit``
@@ -156,29 +149,6 @@ class Creation:
     source: ImageSource
     node: str
     source_config: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The actions converging the VM, the diff's two sides, and the keys still waiting for a restart afterwards."""
-
-    actions: tuple[Action, ...]
-    before: Mapping[str, Any]
-    after: Mapping[str, Any]
-    reboot_required: tuple[str, ...] = ()
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.actions)
-
-    @property
-    def diff(self) -> dict[str, dict[str, Any]]:
-        return {'before': dict(self.before), 'after': dict(self.after)}
-
-    @property
-    def changes(self) -> tuple[str, ...]:
-        keys = set(self.before) | set(self.after)
-        return tuple(sorted(key for key in keys if self.before.get(key) != self.after.get(key)))
 
 
 def find_vm(resources: Iterable[Mapping[str, Any]], name: str | None, vmid: int | None = None) -> Mapping[str, Any] | None:
