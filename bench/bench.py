@@ -37,13 +37,20 @@ OURS_BIN = pathlib.Path(sys.executable).parent
 # Clone tasks of 30 PVE seconds that take about one real second each.
 CLONE_SECS = 30
 CLONE_TIME_SCALE = 1 / 30
-TARGETS = {'zero_drift_n100_wall_seconds': 10, 'zero_drift_api_requests': 'N + 5', 'zero_drift_ssh_connections': 0,
-           'ours_over_peer_wall': 0.1, 'parallel_over_single_wall': 2, 'marginal_ms_per_machine': 50}
+TARGETS = {
+    'zero_drift_n100_wall_seconds': 10,
+    'zero_drift_api_requests': 'N + 5',
+    'zero_drift_ssh_connections': 0,
+    'ours_over_peer_wall': 0.1,
+    'parallel_over_single_wall': 2,
+    'marginal_ms_per_machine': 50,
+}
 
 
 # ------------------------------------------------------------------ runs
 
-class Side(object):
+
+class Side:
     """ours (puls.proxmox.site from this checkout) or the peer (community.proxmox from its venv)."""
 
     def __init__(self, name, ansible_bin, playbook, env):
@@ -51,15 +58,15 @@ class Side(object):
 
     def run(self, lab, workdir, inventory, label, forks):
         result = measure.run_playbook(lab, workdir, self.ansible_bin, self.playbook, inventory, self.env, label, forks)
-        print('  {0:<28} rc={1} {2:7.2f} s {3:5d} requests {4:4d} modules {5:3d} ssh'.format(
-            label, result.rc, result.wall_seconds, result.api_requests, result.module_processes, result.ssh_connections),
-            flush=True)
+        print(
+            f'  {label:<28} rc={result.rc} {result.wall_seconds:7.2f} s {result.api_requests:5d} requests {result.module_processes:4d} modules {result.ssh_connections:3d} ssh',
+            flush=True,
+        )
         return result
 
 
 def sides(lab, workdir, peer_bin):
-    ours = Side('ours', OURS_BIN, fleets.write_ours(workdir), dict(fleets.ours_env(lab),
-                                                                   ANSIBLE_COLLECTIONS_PATH=str(measure.COLLECTIONS)))
+    ours = Side('ours', OURS_BIN, fleets.write_ours(workdir), dict(fleets.ours_env(lab), ANSIBLE_COLLECTIONS_PATH=str(measure.COLLECTIONS)))
     # The peer's venv has its collections (community.proxmox among them) in its own site-packages.
     peer = Side('peer', peer_bin, fleets.write_peer(lab, workdir), dict(fleets.peer_env(lab), ANSIBLE_COLLECTIONS_PATH=str(workdir / 'peer-collections')))
     return ours, peer
@@ -75,14 +82,23 @@ def fresh_lab(workdir, **options):
 
 def must_succeed(result, what):
     if result.rc != 0:
-        raise SystemExit('{0} failed (rc {1}):\n{2}'.format(what, result.rc, result.stdout_tail))
+        raise SystemExit(f'{what} failed (rc {result.rc}):\n{result.stdout_tail}')
     return result
 
 
 def summary(runs):
     """The median of each figure over repeated runs, and every run's own figures."""
-    keys = ('wall_seconds', 'api_requests', 'api_writes', 'module_processes', 'ssh_connections', 'peak_rss_mb',
-            'peak_tree_rss_mb', 'changed_tasks', 'failed_tasks')
+    keys = (
+        'wall_seconds',
+        'api_requests',
+        'api_writes',
+        'module_processes',
+        'ssh_connections',
+        'peak_rss_mb',
+        'peak_tree_rss_mb',
+        'changed_tasks',
+        'failed_tasks',
+    )
     median = {key: _number(statistics.median(getattr(run, key) for run in runs)) for key in keys}
     median['modules'] = runs[-1].modules
     median['slowest_tasks'] = runs[-1].slowest_tasks
@@ -101,6 +117,7 @@ def ratio(ours, peer):
 
 # ------------------------------------------------------------------ scenarios
 
+
 def zero_drift(args, peer_bin):
     """For each N, ascending: the first N VMs converged by ours (not measured), then runs that declare them, ours and
     the peer alternating. The cluster holds the N VMs the runs declare and nothing else of theirs: an owned VM that
@@ -111,18 +128,21 @@ def zero_drift(args, peer_bin):
         ours, peer = sides(lab, workdir, peer_bin)
         for size in sorted(args.sizes):
             inventory = fleets.write_inventory(lab, workdir, size)
-            print('zero-drift: converging {0} VMs (not measured)'.format(size), flush=True)
-            converge = must_succeed(ours.run(lab, workdir, inventory, 'converge-{0}'.format(size), args.forks),
-                                    'converging {0} VMs with puls.proxmox.site'.format(size))
+            print(f'zero-drift: converging {size} VMs (not measured)', flush=True)
+            converge = must_succeed(ours.run(lab, workdir, inventory, f'converge-{size}', args.forks), f'converging {size} VMs with puls.proxmox.site')
             runs = {'ours': [], 'peer': []}
             for repeat in range(args.repeat):
                 for side in (ours, peer):
-                    result = side.run(lab, workdir, inventory, '{0}-{1}-{2}'.format(side.name, size, repeat + 1), args.forks)
-                    runs[side.name].append(must_succeed(result, '{0} zero-drift run at N={1}'.format(side.name, size)))
-            point = {'n': size, 'cluster_vms': size, 'converge_wall_seconds': converge.wall_seconds,
-                     'ours': summary(runs['ours']), 'peer': summary(runs['peer'])}
-            point['ratio_ours_over_peer'] = {key: ratio(point['ours'][key], point['peer'][key])
-                                             for key in ('wall_seconds', 'api_requests', 'module_processes')}
+                    result = side.run(lab, workdir, inventory, f'{side.name}-{size}-{repeat + 1}', args.forks)
+                    runs[side.name].append(must_succeed(result, f'{side.name} zero-drift run at N={size}'))
+            point = {
+                'n': size,
+                'cluster_vms': size,
+                'converge_wall_seconds': converge.wall_seconds,
+                'ours': summary(runs['ours']),
+                'peer': summary(runs['peer']),
+            }
+            point['ratio_ours_over_peer'] = {key: ratio(point['ours'][key], point['peer'][key]) for key in ('wall_seconds', 'api_requests', 'module_processes')}
             points.append(point)
     return points
 
@@ -141,9 +161,11 @@ def linear_fit(points, side):
 
 
 def growth(points):
-    return {'points': [{'n': p['n'], 'ours_wall_seconds': p['ours']['wall_seconds'],
-                        'peer_wall_seconds': p['peer']['wall_seconds']} for p in points],
-            'ours': linear_fit(points, 'ours'), 'peer': linear_fit(points, 'peer')}
+    return {
+        'points': [{'n': p['n'], 'ours_wall_seconds': p['ours']['wall_seconds'], 'peer_wall_seconds': p['peer']['wall_seconds']} for p in points],
+        'ours': linear_fit(points, 'ours'),
+        'peer': linear_fit(points, 'peer'),
+    }
 
 
 def created_vms(lab):
@@ -156,23 +178,27 @@ def created_vms(lab):
 def parallel_create(args, peer_bin):
     """One clone, then args.create clones at once, from the template, each side on fresh labs. Ours allocates the
     VMIDs itself (no pve_vmid: the case the VMID races hit); the peer's clone needs its VMID pinned."""
-    outcome = {'clone_pve_seconds': CLONE_SECS, 'time_scale': round(CLONE_TIME_SCALE, 5), 'vms': args.create,
-               'ours_clone_concurrency': args.create}
+    outcome = {'clone_pve_seconds': CLONE_SECS, 'time_scale': round(CLONE_TIME_SCALE, 5), 'vms': args.create, 'ours_clone_concurrency': args.create}
     for side_name in ('ours', 'peer'):
         outcome[side_name] = {}
         for count in (1, args.create):
-            workdir = args.results / 'work' / 'parallel-create' / '{0}-{1}'.format(side_name, count)
+            workdir = args.results / 'work' / 'parallel-create' / f'{side_name}-{count}'
             with fresh_lab(workdir, time_scale=CLONE_TIME_SCALE, clone_secs=CLONE_SECS) as lab:
                 side = dict(zip(('ours', 'peer'), sides(lab, workdir, peer_bin)))[side_name]
                 # Ours is told to clone them all at once, as a user creating that many declares (the default bound is 4).
-                inventory = fleets.write_inventory(lab, workdir, count, provision=False, pin_vmid=side_name == 'peer',
-                                                   clone_concurrency=count)
-                result = side.run(lab, workdir, inventory, 'create-{0}-{1}'.format(side_name, count), args.forks)
+                inventory = fleets.write_inventory(lab, workdir, count, provision=False, pin_vmid=side_name == 'peer', clone_concurrency=count)
+                result = side.run(lab, workdir, inventory, f'create-{side_name}-{count}', args.forks)
                 created, running = created_vms(lab)
             outcome[side_name]['single' if count == 1 else 'parallel'] = {
-                'wall_seconds': result.wall_seconds, 'rc': result.rc, 'failed_hosts_or_tasks': result.failed_tasks,
-                'created': created, 'running': running, 'api_requests': result.api_requests,
-                'module_processes': result.module_processes, 'failure_output': result.stdout_tail if result.rc else ''}
+                'wall_seconds': result.wall_seconds,
+                'rc': result.rc,
+                'failed_hosts_or_tasks': result.failed_tasks,
+                'created': created,
+                'running': running,
+                'api_requests': result.api_requests,
+                'module_processes': result.module_processes,
+                'failure_output': result.stdout_tail if result.rc else '',
+            }
         single, parallel = outcome[side_name]['single'], outcome[side_name]['parallel']
         outcome[side_name]['parallel_over_single_wall'] = ratio(parallel['wall_seconds'], single['wall_seconds'])
     return outcome
@@ -180,28 +206,40 @@ def parallel_create(args, peer_bin):
 
 # ------------------------------------------------------------------ report
 
+
 def machine():
     def version(package, python):
-        code = 'import importlib.metadata as m; print(m.version({0!r}))'.format(package)
+        code = f'import importlib.metadata as m; print(m.version({package!r}))'
         done = subprocess.run([str(python), '-c', code], capture_output=True, text=True, check=False)
         return done.stdout.strip() or None
-    cpu = next((line.split(':', 1)[1].strip() for line in open('/proc/cpuinfo', encoding='ascii', errors='replace')
-                if line.startswith('model name')), platform.processor())
-    commit = subprocess.run(['git', '-C', str(REPO), 'describe', '--always', '--dirty'], capture_output=True, text=True,
-                            check=False).stdout.strip()
-    return {'cpus': os.cpu_count(), 'cpu_model': cpu, 'memory_gib': round(os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2 ** 30, 1),
-            'python': platform.python_version(), 'ansible_core': importlib.metadata.version('ansible-core'),
-            'fakepve': importlib.metadata.version('fakepve'), 'commit': commit,
-            'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}
+
+    cpu = next(
+        (line.split(':', 1)[1].strip() for line in open('/proc/cpuinfo', encoding='ascii', errors='replace') if line.startswith('model name')),
+        platform.processor(),
+    )
+    commit = subprocess.run(['git', '-C', str(REPO), 'describe', '--always', '--dirty'], capture_output=True, text=True, check=False).stdout.strip()
+    return {
+        'cpus': os.cpu_count(),
+        'cpu_model': cpu,
+        'memory_gib': round(os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30, 1),
+        'python': platform.python_version(),
+        'ansible_core': importlib.metadata.version('ansible-core'),
+        'fakepve': importlib.metadata.version('fakepve'),
+        'commit': commit,
+        'date': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
+    }
 
 
 def peer_versions(peer_bin):
     manifest = next((peer_bin.parent / 'lib').glob('python*/site-packages/ansible_collections/community/proxmox/MANIFEST.json'))
     code = 'import importlib.metadata as m; print(m.version("ansible"), m.version("ansible-core"), m.version("proxmoxer"))'
-    ansible, core, proxmoxer = subprocess.run([str(peer_bin / 'python'), '-c', code], capture_output=True, text=True,
-                                              check=True).stdout.split()
-    return {'community_proxmox': json.loads(manifest.read_text())['collection_info']['version'],
-            'ansible': ansible, 'ansible_core': core, 'proxmoxer': proxmoxer}
+    ansible, core, proxmoxer = subprocess.run([str(peer_bin / 'python'), '-c', code], capture_output=True, text=True, check=True).stdout.split()
+    return {
+        'community_proxmox': json.loads(manifest.read_text())['collection_info']['version'],
+        'ansible': ansible,
+        'ansible_core': core,
+        'proxmoxer': proxmoxer,
+    }
 
 
 def table(rows, headers):
@@ -218,28 +256,51 @@ def report(results):
         for point in results['zero-drift']['sizes']:
             for side in ('ours', 'peer'):
                 figures = point[side]
-                rows.append([point['n'], side, figures['wall_seconds'], figures['api_requests'], figures['module_processes'],
-                             figures['ssh_connections'], figures['peak_rss_mb'], figures['peak_tree_rss_mb'],
-                             figures['changed_tasks']])
-            rows.append([point['n'], 'ours/peer'] + [point['ratio_ours_over_peer'][key] for key in
-                                                     ('wall_seconds', 'api_requests', 'module_processes')] + ['', '', '', ''])
+                rows.append(
+                    [
+                        point['n'],
+                        side,
+                        figures['wall_seconds'],
+                        figures['api_requests'],
+                        figures['module_processes'],
+                        figures['ssh_connections'],
+                        figures['peak_rss_mb'],
+                        figures['peak_tree_rss_mb'],
+                        figures['changed_tasks'],
+                    ]
+                )
+            rows.append(
+                [point['n'], 'ours/peer']
+                + [point['ratio_ours_over_peer'][key] for key in ('wall_seconds', 'api_requests', 'module_processes')]
+                + ['', '', '', '']
+            )
         out.append('zero-drift ({0} runs each, alternating; medians)'.format(results['zero-drift']['repeat']))
         out.append(table(rows, ['N', 'side', 'wall s', 'API req', 'modules', 'SSH', 'peak RSS MB', 'tree RSS MB', 'changed']))
     if 'growth' in results:
         out.append('\ngrowth (least squares: wall = fixed + marginal x N)')
-        rows = [[side, fit['marginal_ms_per_machine'], fit['fixed_seconds'], fit['r2']] if fit else [side, '-', '-', '-']
-                for side, fit in (('ours', results['growth']['ours']), ('peer', results['growth']['peer']))]
+        rows = [
+            [side, fit['marginal_ms_per_machine'], fit['fixed_seconds'], fit['r2']] if fit else [side, '-', '-', '-']
+            for side, fit in (('ours', results['growth']['ours']), ('peer', results['growth']['peer']))
+        ]
         out.append(table(rows, ['side', 'marginal ms/VM', 'fixed s', 'r2']))
     if 'parallel-create' in results:
         create = results['parallel-create']
-        out.append('\nparallel create ({0} clones of {1} PVE-s at time scale {2})'.format(
-            create['vms'], create['clone_pve_seconds'], create['time_scale']))
+        out.append('\nparallel create ({0} clones of {1} PVE-s at time scale {2})'.format(create['vms'], create['clone_pve_seconds'], create['time_scale']))
         rows = []
         for side in ('ours', 'peer'):
             for kind in ('single', 'parallel'):
                 run = create[side][kind]
-                rows.append([side, kind, run['wall_seconds'], '{0}/{1}'.format(run['created'], 1 if kind == 'single' else create['vms']),
-                             run['running'], run['failed_hosts_or_tasks'], run['rc']])
+                rows.append(
+                    [
+                        side,
+                        kind,
+                        run['wall_seconds'],
+                        '{0}/{1}'.format(run['created'], 1 if kind == 'single' else create['vms']),
+                        run['running'],
+                        run['failed_hosts_or_tasks'],
+                        run['rc'],
+                    ]
+                )
             rows.append([side, 'parallel/single', create[side]['parallel_over_single_wall'], '', '', '', ''])
         out.append(table(rows, ['side', 'run', 'wall s', 'created', 'running', 'failures', 'rc']))
     return '\n'.join(out)
@@ -259,14 +320,19 @@ def main(argv=None):
     scenarios = set(args.scenarios.split(','))
     unknown = scenarios - {'zero-drift', 'growth', 'parallel-create'}
     if unknown or any(not 1 <= size <= fleets.MAX_MACHINES for size in args.sizes + [args.create]):
-        parser.error('scenarios are zero-drift, growth, parallel-create; sizes 1..{0}'.format(fleets.MAX_MACHINES))
+        parser.error(f'scenarios are zero-drift, growth, parallel-create; sizes 1..{fleets.MAX_MACHINES}')
     peer_bin = args.peer_venv.absolute() / 'bin'
     if not (peer_bin / 'ansible-playbook').exists():
-        parser.error('no peer venv at {0}: run bench/peer-venv first (make bench does)'.format(args.peer_venv))
+        parser.error(f'no peer venv at {args.peer_venv}: run bench/peer-venv first (make bench does)')
     args.results.mkdir(parents=True, exist_ok=True)
 
-    common = {'machine': machine(), 'peer': peer_versions(peer_bin), 'forks': args.forks, 'targets': TARGETS,
-              'ours_measured': 'ansible-playbook puls.proxmox.site (roles/reconcile) from this checkout'}
+    common = {
+        'machine': machine(),
+        'peer': peer_versions(peer_bin),
+        'forks': args.forks,
+        'targets': TARGETS,
+        'ours_measured': 'ansible-playbook puls.proxmox.site (roles/reconcile) from this checkout',
+    }
     results = {}
     started = time.monotonic()
     if scenarios & {'zero-drift', 'growth'}:
@@ -277,9 +343,9 @@ def main(argv=None):
     if 'parallel-create' in scenarios:
         results['parallel-create'] = dict(common, **parallel_create(args, peer_bin))
     for scenario, data in results.items():
-        (args.results / '{0}.json'.format(scenario)).write_text(json.dumps(data, indent=2) + '\n', encoding='utf-8')
+        (args.results / f'{scenario}.json').write_text(json.dumps(data, indent=2) + '\n', encoding='utf-8')
     print('\n' + report(results))
-    print('\nbench: {0:.0f} s; JSON in {1}'.format(time.monotonic() - started, args.results))
+    print(f'\nbench: {time.monotonic() - started:.0f} s; JSON in {args.results}')
     return 0
 
 

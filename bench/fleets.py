@@ -36,14 +36,14 @@ OURS_PLAYBOOK = '- import_playbook: puls.proxmox.site\n'
 
 
 def machine_name(index):
-    return 'vm{0:03d}'.format(index)
+    return f'vm{index:03d}'
 
 
 def address(lab, index):
     """The static address of machine index (from 1). Past lab.address()'s 89 the bench uses the rest of the
     block: the bench declares no DHCP machine, so the DHCP pool's addresses are free."""
     if not 1 <= index <= MAX_MACHINES:
-        raise ValueError('the bench declares 1..{0} machines'.format(MAX_MACHINES))
+        raise ValueError(f'the bench declares 1..{MAX_MACHINES} machines')
     return lab.block.host(FIRST_HOST + index - 1)
 
 
@@ -61,15 +61,28 @@ def write_inventory(lab, workdir, count, provision=True, pin_vmid=True, clone_co
     key, public = ssh_key(workdir)
     hosts = {}
     for index in range(1, count + 1):
-        host = dict(pve_image=str(TEMPLATE_VMID), pve_node=NODE, pve_cores=2, pve_memory=1024,
-                    pve_ip='{0}/24'.format(address(lab, index)), pve_gateway=lab.gateway, pve_tags=list(TAGS))
+        host = {
+            'pve_image': str(TEMPLATE_VMID),
+            'pve_node': NODE,
+            'pve_cores': 2,
+            'pve_memory': 1024,
+            'pve_ip': f'{address(lab, index)}/24',
+            'pve_gateway': lab.gateway,
+            'pve_tags': list(TAGS),
+        }
         if pin_vmid:
             host['pve_vmid'] = FIRST_VMID + index
         if provision:
             host['pve_provision'] = [PROVISION_FILE]
         hosts[machine_name(index)] = host
-    common = dict(pve_ssh_user=SSH_USER, pve_ssh_keys=[public], pve_ssh_private_key_file=str(key),
-                  pve_guest_python=sys.executable, pve_provision_dir=str(workdir), pve_nodes=lab.nodes)
+    common = {
+        'pve_ssh_user': SSH_USER,
+        'pve_ssh_keys': [public],
+        'pve_ssh_private_key_file': str(key),
+        'pve_guest_python': sys.executable,
+        'pve_provision_dir': str(workdir),
+        'pve_nodes': lab.nodes,
+    }
     if clone_concurrency:
         common['pve_clone_concurrency'] = clone_concurrency
     inventory = {'all': {'vars': common, 'children': {'pve_templates': {'hosts': {}}, 'pve_vms': {'hosts': hosts}}}}
@@ -89,26 +102,57 @@ def write_peer(lab, workdir):
     """The peer's reconcile of the same inventory, as its users write it: clone with the VMID pinned, the update
     that sets cores, memory and cloud-init (and the tags, ours among them, so that both sides declare the same
     state), then started. Certificates are verified against the lab's CA (REQUESTS_CA_BUNDLE, see peer_env)."""
-    proxmox = {'api_host': lab.block.api, 'api_port': 8006, 'api_user': lab.user, 'api_token_id': lab.token_name,
-               'api_token_secret': '{{ lookup("ansible.builtin.env", "BENCH_PEER_TOKEN_SECRET") }}',
-               'validate_certs': True}
+    proxmox = {
+        'api_host': lab.block.api,
+        'api_port': 8006,
+        'api_user': lab.user,
+        'api_token_id': lab.token_name,
+        'api_token_secret': '{{ lookup("ansible.builtin.env", "BENCH_PEER_TOKEN_SECRET") }}',
+        'validate_certs': True,
+    }
     kvm = 'community.proxmox.proxmox_kvm'
     tasks = [
-        {'name': 'Clone the template with the VMID pinned',
-         kvm: {'clone': TEMPLATE_NAME, 'vmid': TEMPLATE_VMID, 'newid': '{{ pve_vmid }}', 'name': '{{ inventory_hostname }}',
-               'node': NODE, 'full': True, 'storage': 'local-lvm', 'format': 'unspecified', 'timeout': 300}},
-        {'name': 'Set cores, memory and cloud-init',
-         kvm: {'vmid': '{{ pve_vmid }}', 'node': NODE, 'name': '{{ inventory_hostname }}', 'update': True,
-               'cores': '{{ pve_cores }}', 'memory': '{{ pve_memory }}', 'ciuser': '{{ pve_ssh_user }}',
-               'sshkeys': '{{ pve_ssh_keys | join("\n") }}',
-               'ipconfig': {'ipconfig0': 'ip={{ pve_ip }},gw={{ pve_gateway }}'},
-               'tags': '{{ pve_tags + ["' + OWNER_TAG + '"] }}', 'timeout': 300}},
+        {
+            'name': 'Clone the template with the VMID pinned',
+            kvm: {
+                'clone': TEMPLATE_NAME,
+                'vmid': TEMPLATE_VMID,
+                'newid': '{{ pve_vmid }}',
+                'name': '{{ inventory_hostname }}',
+                'node': NODE,
+                'full': True,
+                'storage': 'local-lvm',
+                'format': 'unspecified',
+                'timeout': 300,
+            },
+        },
+        {
+            'name': 'Set cores, memory and cloud-init',
+            kvm: {
+                'vmid': '{{ pve_vmid }}',
+                'node': NODE,
+                'name': '{{ inventory_hostname }}',
+                'update': True,
+                'cores': '{{ pve_cores }}',
+                'memory': '{{ pve_memory }}',
+                'ciuser': '{{ pve_ssh_user }}',
+                'sshkeys': '{{ pve_ssh_keys | join("\n") }}',
+                'ipconfig': {'ipconfig0': 'ip={{ pve_ip }},gw={{ pve_gateway }}'},
+                'tags': '{{ pve_tags + ["' + OWNER_TAG + '"] }}',
+                'timeout': 300,
+            },
+        },
         {'name': 'Start the VM', kvm: {'vmid': '{{ pve_vmid }}', 'node': NODE, 'state': 'started', 'timeout': 300}},
     ]
     for task in tasks:
         task.update({'delegate_to': 'localhost'})
-    play = {'name': 'Reconcile the VMs with community.proxmox', 'hosts': 'pve_vms', 'gather_facts': False,
-            'module_defaults': {'group/community.proxmox.proxmox': proxmox}, 'tasks': tasks}
+    play = {
+        'name': 'Reconcile the VMs with community.proxmox',
+        'hosts': 'pve_vms',
+        'gather_facts': False,
+        'module_defaults': {'group/community.proxmox.proxmox': proxmox},
+        'tasks': tasks,
+    }
     path = workdir / 'peer.yml'
     path.write_text(yaml.safe_dump([play], sort_keys=False), encoding='utf-8')
     return path

@@ -25,6 +25,7 @@ class Measurement:
     """What one run cost. peak_rss_mb: the largest single process of the run (wait4's ru_maxrss: ansible-playbook
     or one of its descendants); peak_tree_rss_mb: the largest sum of the RSS of the whole process tree, sampled
     every 50 ms from /proc (shared pages of the forked workers count once per process, so it overstates)."""
+
     rc: int
     wall_seconds: float
     api_requests: int
@@ -43,7 +44,7 @@ class Measurement:
 
 def _children(pid):
     try:
-        with open('/proc/{0}/task/{0}/children'.format(pid), encoding='ascii') as handle:
+        with open(f'/proc/{pid}/task/{pid}/children', encoding='ascii') as handle:
             return [int(child) for child in handle.read().split()]
     except OSError:
         return []
@@ -51,7 +52,7 @@ def _children(pid):
 
 def _rss_kib(pid):
     try:
-        with open('/proc/{0}/statm'.format(pid), encoding='ascii') as handle:
+        with open(f'/proc/{pid}/statm', encoding='ascii') as handle:
             return int(handle.read().split()[1]) * PAGE_KIB
     except (OSError, IndexError, ValueError):
         return 0
@@ -90,30 +91,32 @@ def _recap_counts(stdout):
 def run_playbook(lab, workdir, ansible_bin, playbook, inventory, env, name, forks, check=False):
     """Run ansible-playbook (from ansible_bin, a venv's bin/) on playbook and inventory in workdir; measure it."""
     workdir = pathlib.Path(workdir)
-    modules_file = workdir / '{0}.modules'.format(name)
-    tasks_file = workdir / '{0}.tasks.json'.format(name)
+    modules_file = workdir / f'{name}.modules'
+    tasks_file = workdir / f'{name}.tasks.json'
     for stale in (modules_file, tasks_file):
         stale.unlink(missing_ok=True)
     run_env = dict(os.environ)
     run_env.update(env)
-    run_env.update({
-        'ANSIBLE_CALLBACK_PLUGINS': str(HERE / 'callback'),
-        'ANSIBLE_CALLBACKS_ENABLED': 'bench_modules',
-        'ANSIBLE_FORKS': str(forks),
-        'ANSIBLE_PYTHON_INTERPRETER': str(pathlib.Path(ansible_bin) / 'python'),
-        'ANSIBLE_LOCAL_TEMP': str(workdir / '.ansible-local'),
-        'ANSIBLE_HOME': str(workdir / '.ansible-home'),
-        'ANSIBLE_HOST_KEY_CHECKING': 'False',
-        'ANSIBLE_NOCOLOR': '1',
-        'ANSIBLE_RETRY_FILES_ENABLED': 'False',
-        'PULS_BENCH_MODULES': str(modules_file),
-        'PULS_BENCH_TASKS': str(tasks_file),
-    })
+    run_env.update(
+        {
+            'ANSIBLE_CALLBACK_PLUGINS': str(HERE / 'callback'),
+            'ANSIBLE_CALLBACKS_ENABLED': 'bench_modules',
+            'ANSIBLE_FORKS': str(forks),
+            'ANSIBLE_PYTHON_INTERPRETER': str(pathlib.Path(ansible_bin) / 'python'),
+            'ANSIBLE_LOCAL_TEMP': str(workdir / '.ansible-local'),
+            'ANSIBLE_HOME': str(workdir / '.ansible-home'),
+            'ANSIBLE_HOST_KEY_CHECKING': 'False',
+            'ANSIBLE_NOCOLOR': '1',
+            'ANSIBLE_RETRY_FILES_ENABLED': 'False',
+            'PULS_BENCH_MODULES': str(modules_file),
+            'PULS_BENCH_TASKS': str(tasks_file),
+        }
+    )
     cmd = [str(pathlib.Path(ansible_bin) / 'ansible-playbook'), '-i', str(inventory), str(playbook)]
     cmd += ['--check', '--diff'] if check else []
     requests_before, writes_before = len(lab.requests()), len(lab.writes())
     ssh_before = lab.ssh_connections()
-    log = workdir / '{0}.log'.format(name)
+    log = workdir / f'{name}.log'
     with open(log, 'w', encoding='utf-8') as out:
         started = time.monotonic()
         proc = subprocess.Popen(cmd, env=run_env, cwd=workdir, stdout=out, stderr=subprocess.STDOUT)
@@ -128,14 +131,21 @@ def run_playbook(lab, workdir, ansible_bin, playbook, inventory, env, name, fork
     names = modules_file.read_text(encoding='utf-8').split() if modules_file.exists() else []
     changed, failed = _recap_counts(stdout)
     return Measurement(
-        rc=proc.returncode, wall_seconds=round(wall, 3),
-        api_requests=len(lab.requests()) - requests_before, api_writes=len(lab.writes()) - writes_before,
+        rc=proc.returncode,
+        wall_seconds=round(wall, 3),
+        api_requests=len(lab.requests()) - requests_before,
+        api_writes=len(lab.writes()) - writes_before,
         api_requests_by_path=_by_path(lab.requests()[requests_before:]),
-        module_processes=len(names), modules={name: names.count(name) for name in sorted(set(names))},
+        module_processes=len(names),
+        modules={name: names.count(name) for name in sorted(set(names))},
         ssh_connections=lab.ssh_connections() - ssh_before,
-        peak_rss_mb=round(usage.ru_maxrss / 1024, 1), peak_tree_rss_mb=round(sampler.peak_kib / 1024, 1),
-        changed_tasks=changed, failed_tasks=failed, slowest_tasks=_slowest(tasks_file),
-        stdout_tail='\n'.join(stdout.splitlines()[-40:]))
+        peak_rss_mb=round(usage.ru_maxrss / 1024, 1),
+        peak_tree_rss_mb=round(sampler.peak_kib / 1024, 1),
+        changed_tasks=changed,
+        failed_tasks=failed,
+        slowest_tasks=_slowest(tasks_file),
+        stdout_tail='\n'.join(stdout.splitlines()[-40:]),
+    )
 
 
 def _by_path(requests):
@@ -145,7 +155,7 @@ def _by_path(requests):
         path = re.sub(r'/nodes/[^/]+', '/nodes/{node}', request.path.split('?')[0])
         path = re.sub(r'/(qemu|lxc)/\d+', r'/\1/{vmid}', path)
         path = re.sub(r'/tasks/[^/]+', '/tasks/{upid}', path)
-        key = '{0} {1}'.format(request.method, path)
+        key = f'{request.method} {path}'
         counts[key] = counts.get(key, 0) + 1
     return dict(sorted(counts.items(), key=lambda item: -item[1]))
 

@@ -17,9 +17,10 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / '.build' / 'collections'), str(REPO / 'tests' / 'unit')]
 
+import test_docs_inventory_reference as inventory_reference  # noqa: E402
+
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC  # noqa: E402
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import VM_OPTIONS, manifest_fields  # noqa: E402
-import test_docs_inventory_reference as inventory_reference  # noqa: E402
 
 FRAGMENT = REPO / 'plugins' / 'doc_fragments' / 'vm_options.py'
 ARGUMENT_SPECS = REPO / 'roles' / 'reconcile' / 'meta' / 'argument_specs.yml'
@@ -67,13 +68,15 @@ def manifest_notes():
 def fragment():
     # Ansible merges a fragment only with options (none here), its notes too.
     notes = {'options': {}, 'notes': manifest_notes()}
-    return (f"# Copyright (c) 2026, puls.proxmox contributors\n"
-            f"# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)\n"
-            f"{_MARK}\n\nfrom __future__ import annotations\n\n\n"
-            f"class ModuleDocFragment:\n"
-            f'    """pve_vm\'s declared options (puls.proxmox.vm_options), and the manifests plugin\'s field mapping (.manifests)."""\n\n'
-            f"    DOCUMENTATION = r'''\n{_yaml({'options': module_options()})}'''\n\n"
-            f"    MANIFESTS = r'''\n{_yaml(notes)}'''\n")
+    return (
+        f"# Copyright (c) 2026, puls.proxmox contributors\n"
+        f"# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)\n"
+        f"{_MARK}\n\nfrom __future__ import annotations\n\n\n"
+        f"class ModuleDocFragment:\n"
+        f'    """pve_vm\'s declared options (puls.proxmox.vm_options), and the manifests plugin\'s field mapping (.manifests)."""\n\n'
+        f"    DOCUMENTATION = r'''\n{_yaml({'options': module_options()})}'''\n\n"
+        f"    MANIFESTS = r'''\n{_yaml(notes)}'''\n"
+    )
 
 
 def argument_specs():

@@ -4,6 +4,7 @@ ansible-test fetches get-pip from a host that this project's machines cannot rea
 this file placed in ansible-test's cache makes it bootstrap pip with the interpreter's own
 ensurepip, then install the pinned packages it asked for from the package index.
 """
+
 import subprocess
 import sys
 

@@ -37,8 +37,9 @@ def _counting(execute_module):
         if path:
             # One short O_APPEND write per module: atomic across the forked workers.
             with open(path, 'a', encoding='utf-8') as out:
-                out.write('{0}\n'.format(module_name or self._task.resolved_action or self._task.action))
+                out.write(f'{module_name or self._task.resolved_action or self._task.action}\n')
         return execute_module(self, module_name, *args, **kwargs)
+
     wrapper.puls_bench_counting = True
     return wrapper
 

@@ -43,8 +43,7 @@ class ActionModule(ActionBase):
                 machine = dict(machine, provision=dict(provision, hashes=hashes))
             machines.append(machine)
         module_args = dict(self._task.args, machines=machines)
-        result.update(self._execute_module(module_name='puls.proxmox.pve_fleet_info', module_args=module_args,
-                                           task_vars=task_vars))
+        result.update(self._execute_module(module_name='puls.proxmox.pve_fleet_info', module_args=module_args, task_vars=task_vars))
         if not result.get('failed'):
             result['machines'].update(unhashable)
             # Added here rather than by the module, whose output masks every value of a secret option: a short

@@ -27,21 +27,18 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         # Fails the task, before anything else, on a wrong option: the same checks the module makes.
-        _validation, params = self.validate_argument_spec(argument_spec=dict(CONNECTION_ARGSPEC, **ARGUMENT_SPEC),
-                                                          required_one_of=REQUIRED_ONE_OF)
+        _validation, params = self.validate_argument_spec(argument_spec=dict(CONNECTION_ARGSPEC, **ARGUMENT_SPEC), required_one_of=REQUIRED_ONE_OF)
         module_args = dict(self._task.args)
         if params.get('hashes') is None:
             base_dir = params.get('base_dir') or self._loader.get_basedir()
             try:
                 # A path the record cannot hold is refused before any file is read.
                 check_files(params['files'], params.get('record'))
-                module_args['hashes'], warnings = hash_provision_files(params['files'], base_dir, params['hash_include'],
-                                                                       params['hash_mode'])
+                module_args['hashes'], warnings = hash_provision_files(params['files'], base_dir, params['hash_include'], params['hash_mode'])
             except (NotesError, ProvisionFileError) as exc:
                 result.update(failed=True, msg=str(exc))
                 return result
             for warning in warnings:
                 display.warning(f'pve_notes_hash: {warning}')
-        result.update(self._execute_module(module_name='puls.proxmox.pve_notes_hash', module_args=module_args,
-                                           task_vars=task_vars))
+        result.update(self._execute_module(module_name='puls.proxmox.pve_notes_hash', module_args=module_args, task_vars=task_vars))
         return result

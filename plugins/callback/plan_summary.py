@@ -112,8 +112,7 @@ from ansible_collections.puls.proxmox.plugins.plugin_utils._git_source import co
 
 def summarize(plans, failed_hosts):
     """The summary of a run: machines in a stable order (ISOs, templates, VMs, each by name) and totals."""
-    machines = sorted(plans.values(), key=lambda p: (KIND_ORDER.index(p['kind']) if p['kind'] in KIND_ORDER
-                                                     else len(KIND_ORDER), p['kind'], p['name']))
+    machines = sorted(plans.values(), key=lambda p: (KIND_ORDER.index(p['kind']) if p['kind'] in KIND_ORDER else len(KIND_ORDER), p['kind'], p['name']))
     totals = dict.fromkeys(COUNTED, 0)
     for machine in machines:
         for kind in sorted({action_kind(action) for action in machine['actions']} - {'ok'}):
@@ -132,8 +131,8 @@ def summarize(plans, failed_hosts):
 def render_lines(summary):
     """The human lines: one per machine, the failed hosts, and the total."""
     lines = ['{0}: {1}'.format(m['name'], ', '.join(m['actions'])) for m in summary['machines']]
-    lines += ['{0}: failed'.format(host) for host in summary['failed']]
-    counts = ['{0} to {1}'.format(count, kind) for kind, count in summary['totals'].items() if kind not in ('ok',) + LEFT_ALONE]
+    lines += [f'{host}: failed' for host in summary['failed']]
+    counts = [f'{count} to {kind}' for kind, count in summary['totals'].items() if kind not in ('ok',) + LEFT_ALONE]
     counts.append('{0} ok'.format(summary['totals']['ok']))
     # Shown when there are any, as the failed hosts are: the total of a fleet without orphans reads as it always did.
     counts += ['{0} {1}'.format(summary['totals'][kind], kind) for kind in LEFT_ALONE if summary['totals'].get(kind)]
@@ -160,10 +159,10 @@ class CallbackModule(CallbackBase):
         if 'puls_plan' not in facts:
             return
         plan = facts['puls_plan']
-        if not (isinstance(plan, dict) and isinstance(plan.get('actions'), list) and plan.get('actions')
-                and plan.get('kind') and plan.get('name')):
-            self._display.warning('puls.proxmox.plan_summary: host {0} set puls_plan without a kind, a name and a '
-                                  'non-empty list of actions; it is left out of the summary'.format(host))
+        if not (isinstance(plan, dict) and isinstance(plan.get('actions'), list) and plan.get('actions') and plan.get('kind') and plan.get('name')):
+            self._display.warning(
+                f'puls.proxmox.plan_summary: host {host} set puls_plan without a kind, a name and a non-empty list of actions; it is left out of the summary'
+            )
             return
         machine = {'kind': str(plan['kind']), 'name': str(plan['name']), 'actions': [str(a) for a in plan['actions']]}
         # A machine's latest record wins: a later play may record it again.
@@ -171,7 +170,9 @@ class CallbackModule(CallbackBase):
         # Only the fields, the values of the modules' diffs (secrets masked there) and the restart flag, for the history.
         self._differences[(machine['kind'], machine['name'])] = [
             {key: entry[key] for key in ('field', 'declared', 'observed', 'pending_restart') if key in entry}
-            for entry in plan.get('differences') or () if isinstance(entry, dict) and entry.get('field')]
+            for entry in plan.get('differences') or ()
+            if isinstance(entry, dict) and entry.get('field')
+        ]
 
     def v2_runner_on_ok(self, result):
         self._collect(result._host.get_name(), result._result)
@@ -181,16 +182,14 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_stats(self, stats):
         # The stats count only failures that stopped a host: rescued and ignored ones are not among them.
-        failed_hosts = [host for host in stats.processed
-                        if stats.summarize(host)['failures'] or stats.summarize(host)['unreachable']]
+        failed_hosts = [host for host in stats.processed if stats.summarize(host)['failures'] or stats.summarize(host)['unreachable']]
         summary = summarize(self._plans, failed_hosts)
         summary['check_mode'] = bool(context.CLIARGS.get('check'))
         summary['git'] = git_source(context.CLIARGS.get('inventory'))
         json_path = self.get_option('json_path')
         if json_path:
             with open(json_path, 'w', encoding='utf-8') as out:
-                json.dump({key: summary[key] for key in ('check_mode', 'git', 'machines', 'totals', 'failed', 'nothing_to_do')},
-                          out, indent=2)
+                json.dump({key: summary[key] for key in ('check_mode', 'git', 'machines', 'totals', 'failed', 'nothing_to_do')}, out, indent=2)
                 out.write('\n')
         if not summary['machines'] and not summary['failed']:
             return
@@ -215,25 +214,25 @@ class CallbackModule(CallbackBase):
                 with open(path, encoding='utf-8') as source:
                     loaded = json.load(source)
             except (OSError, ValueError) as exc:
-                self._display.warning('puls.proxmox.plan_summary: {0} is left out of the status page: {1}'.format(path, exc))
+                self._display.warning(f'puls.proxmox.plan_summary: {path} is left out of the status page: {exc}')
                 continue
             if isinstance(loaded, dict) and loaded.get('format') == _history.FORMAT:
                 history.append(loaded)
         page = self.get_option('status_page') or os.path.join(directory, 'index.html')
         _write(page, _status_page.render(history))
-        self._display.display('Status page: {0}'.format(os.path.abspath(page)))
+        self._display.display(f'Status page: {os.path.abspath(page)}')
 
 
 HISTORY_ON_PAGE = 200
 
 
 def _now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.%fZ')
+    return datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ')
 
 
 def _write(path, text):
     """Write the whole file or nothing: a reader (a web server, a browser) never sees half a page."""
-    temporary = '{0}.{1}.tmp'.format(path, os.getpid())
+    temporary = f'{path}.{os.getpid()}.tmp'
     with open(temporary, 'w', encoding='utf-8') as out:
         out.write(text)
     os.replace(temporary, path)

@@ -56,8 +56,13 @@ def plan_actions(results, iso=False):
     if iso:
         return iso_actions(results)
     results = results or {}
-    return machine_actions(template=results.get('template'), vm=results.get('vm'), provision=results.get('provision'),
-                           replaced=results.get('replaced') or None, destroyed=bool(results.get('destroyed')))
+    return machine_actions(
+        template=results.get('template'),
+        vm=results.get('vm'),
+        provision=results.get('provision'),
+        replaced=results.get('replaced') or None,
+        destroyed=bool(results.get('destroyed')),
+    )
 
 
 class FilterModule:

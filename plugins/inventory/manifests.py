@@ -148,7 +148,6 @@ from functools import partial
 from urllib.parse import unquote, urlparse
 
 import yaml
-
 from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
 
@@ -260,16 +259,14 @@ class Fields:
         return self._typed(key, lambda value: isinstance(value, bool), 'true or false')
 
     def text_list(self, key):
-        return self._typed(key, lambda value: isinstance(value, list) and all(isinstance(item, str) for item in value),
-                           'a list of strings')
+        return self._typed(key, lambda value: isinstance(value, list) and all(isinstance(item, str) for item in value), 'a list of strings')
 
     def choice(self, key, choices):
         return self._typed(key, lambda value: value in choices, 'one of ' + ', '.join(choices))
 
     def size(self, key):
         """A disk size: 20G, or a bare number of GiB."""
-        value = self._typed(key, lambda value: isinstance(value, str) or _is_integer(value) and value > 0,
-                            'a size such as 20G')
+        value = self._typed(key, lambda value: isinstance(value, str) or _is_integer(value) and value > 0, 'a size such as 20G')
         return None if value is None else str(value)
 
     def section(self, key, accepted, not_reconciled=()):
@@ -279,8 +276,7 @@ class Fields:
     def sections(self, key, accepted, not_reconciled=()):
         """A list of mappings (spec.disks, spec.net)."""
         items = self._typed(key, lambda value: isinstance(value, list), 'a list') or []
-        return [Fields(self.document, f'{_join(self.path, key)}[{index}]', item, accepted, not_reconciled)
-                for index, item in enumerate(items)]
+        return [Fields(self.document, f'{_join(self.path, key)}[{index}]', item, accepted, not_reconciled) for index, item in enumerate(items)]
 
 
 def _read(option):
@@ -359,13 +355,13 @@ class Fleet:
             self._add_volume(self._iso_entry(spec), document, 'spec.source')
         else:
             self._claim(self._machine_declarations, name, document)
-            self.machines[name] = (VM_GROUP if kind == VIRTUAL_MACHINE else TEMPLATE_GROUP,
-                                   self._machine_variables(kind, metadata, spec))
+            self.machines[name] = (VM_GROUP if kind == VIRTUAL_MACHINE else TEMPLATE_GROUP, self._machine_variables(kind, metadata, spec))
 
     def _ignore_kind(self, document, kind, metadata):
         name = metadata.get('name') if isinstance(metadata, Mapping) else None
-        self.warnings.append(f'{document}: {kind} {name or "(unnamed)"} is ignored: puls.proxmox reconciles '
-                             'virtual machines, templates and ISOs, not containers or networks')
+        self.warnings.append(
+            f'{document}: {kind} {name or "(unnamed)"} is ignored: puls.proxmox reconciles virtual machines, templates and ISOs, not containers or networks'
+        )
 
     def _ignore(self, fields, document):
         self.warnings.extend(f'{document}: {field} is not reconciled by puls.proxmox; ignored' for field in fields)
@@ -408,8 +404,7 @@ class Fleet:
         filename = _url_filename(image, 'source', source)
         if not filename.endswith(CLOUD_IMAGE_SUFFIXES):
             raise image.fail('source', f'must name a cloud image ({", ".join(CLOUD_IMAGE_SUFFIXES)}), got {source!r}')
-        entry = {'filename': filename, 'storage': image.text('importStorage') or self.import_storage,
-                 'url': source, 'content': 'import'}
+        entry = {'filename': filename, 'storage': image.text('importStorage') or self.import_storage, 'url': source, 'content': 'import'}
         _set(entry, 'node', metadata.text('node'))
         return {'pve_image': self._add_volume(entry, spec.document, 'spec.image.source')}
 
@@ -439,8 +434,7 @@ class Fleet:
         if urlparse(source).scheme not in _URL_SCHEMES:
             raise spec.fail('source', f'must be an http or https URL, got {source!r}')
         filename = _url_filename(spec, 'source', source)
-        entry = {'filename': filename, 'storage': spec.required_text('storage'), 'url': source,
-                 'content': _content_type(filename)}
+        entry = {'filename': filename, 'storage': spec.required_text('storage'), 'url': source, 'content': _content_type(filename)}
         _set(entry, 'node', spec.text('node'))
         checksum = spec.section('checksum', ('algo', 'value'))
         if checksum is not None:
@@ -452,14 +446,13 @@ class Fleet:
         filename = entry['filename']
         # pve_iso saves an import .img (a qcow2 named .img, as Ubuntu's cloud images are) as .qcow2.
         if entry['content'] == 'import' and filename.endswith('.img'):
-            filename = filename[:-len('.img')] + '.qcow2'
+            filename = filename[: -len('.img')] + '.qcow2'
         volume = f"{entry['storage']}:{entry['content']}/{filename}"
         key = (entry.get('node'), volume)
         if key in self._volumes:
             known, known_document = self._volumes[key]
             if known != entry:
-                raise document.error(field, f'puts {volume} on the storage from {entry["url"]!r}, but '
-                                            f'{known_document} declares it from {known["url"]!r}')
+                raise document.error(field, f'puts {volume} on the storage from {entry["url"]!r}, but {known_document} declares it from {known["url"]!r}')
             return volume
         self._volumes[key] = (entry, document)
         self.isos.append(entry)
@@ -486,8 +479,9 @@ def _cloud_init_variables(spec):
     if cloud_init is None:
         return {}
     if spec.value('userData') is not None:
-        raise spec.fail('userData', 'and spec.cloudInit are mutually exclusive: the user-data replaces the '
-                                    'cloud-init drive, so put the cloud-init settings into it')
+        raise spec.fail(
+            'userData', 'and spec.cloudInit are mutually exclusive: the user-data replaces the cloud-init drive, so put the cloud-init settings into it'
+        )
     if cloud_init.value('searchDomain') is not None and cloud_init.value('searchdomain') is not None:
         raise cloud_init.fail('searchdomain', 'and spec.cloudInit.searchDomain are one field spelled twice; give one')
     variables = {}
@@ -568,8 +562,7 @@ def manifest_documents(path, source):
     except yaml.MarkedYAMLError as error:
         # The problem and its position only: PyYAML's message quotes the file, which may hold a password.
         mark = error.problem_mark
-        raise AnsibleParserError(f'{source}: invalid YAML at line {mark.line + 1}, column {mark.column + 1}: '
-                                 f'{error.problem}') from None
+        raise AnsibleParserError(f'{source}: invalid YAML at line {mark.line + 1}, column {mark.column + 1}: {error.problem}') from None
     except yaml.YAMLError:
         raise AnsibleParserError(f'{source}: invalid YAML') from None
     return [(Document(source, index), content) for index, content in enumerate(documents, 1) if content is not None]
@@ -587,7 +580,6 @@ def read_fleet(root, base, import_storage):
 
 
 class InventoryModule(BaseInventoryPlugin, Constructable):
-
     NAME = 'puls.proxmox.manifests'
 
     def verify_file(self, path):

@@ -52,7 +52,6 @@ _UNDEFINED = '__puls_undefined__'
 
 
 class LookupModule(LookupBase):
-
     def run(self, terms, variables=None, **kwargs):
         self.set_options(var_options=variables, direct=kwargs)
         # The builtin lookup resolves a variable as a template does: role defaults, task vars, nested templates.

@@ -60,9 +60,12 @@ def parse_dns_servers(value):
             address = str(ipaddress.ip_address(host))
             port = int(port)
         except ValueError:
-            raise SpecError('dns_servers', f'entries must be IP addresses, optionally with :port (got {text!r}); '
-                                           'a server given by name would have to be found through the system resolver, '
-                                           'which pve_vm never asks') from None
+            raise SpecError(
+                'dns_servers',
+                f'entries must be IP addresses, optionally with :port (got {text!r}); '
+                'a server given by name would have to be found through the system resolver, '
+                'which pve_vm never asks',
+            ) from None
         if not 0 < port < 65536:
             raise SpecError('dns_servers', f'entry {text!r} has a port outside 1-65535')
         servers.append((address, port))
@@ -72,8 +75,11 @@ def parse_dns_servers(value):
 def resolve_dns(fqdn, servers, lifetime=DNS_LIFETIME):
     """The first IPv4 address of ``fqdn`` from ``servers`` ((address, port) pairs), or None when the name has none."""
     if not servers:
-        raise SpecError('dns_servers', f'is empty, but dns_domain asks to look up {fqdn}: give the DNS servers to ask '
-                                       '(dns_servers or PROXMOX_DNS_SERVERS, host or host:port), or declare ip')
+        raise SpecError(
+            'dns_servers',
+            f'is empty, but dns_domain asks to look up {fqdn}: give the DNS servers to ask '
+            '(dns_servers or PROXMOX_DNS_SERVERS, host or host:port), or declare ip',
+        )
     if not HAS_DNSPYTHON:
         raise SpecError('dns_domain', f'needs the Python library dnspython on the controller to look up {fqdn}')
     resolver = dns.resolver.Resolver(configure=False)
@@ -85,8 +91,11 @@ def resolve_dns(fqdn, servers, lifetime=DNS_LIFETIME):
         return None
     except dns.exception.DNSException as exc:
         asked = ', '.join(f'{address}:{port}' for address, port in servers)
-        raise SpecError('dns_servers', f'gave no usable answer for {fqdn} ({asked}: {exc}); pve_vm does not guess the '
-                                       'address (DHCP or static) while DNS fails: fix the DNS servers, or declare ip') from None
+        raise SpecError(
+            'dns_servers',
+            f'gave no usable answer for {fqdn} ({asked}: {exc}); pve_vm does not guess the '
+            'address (DHCP or static) while DNS fails: fix the DNS servers, or declare ip',
+        ) from None
     return str(answer[0].address)
 
 
@@ -138,8 +147,9 @@ def agent_address(client, node, vmid, wait):
             if exc.status == 403:
                 # Asking again will not help. qemu-server's agent calls take VM.GuestAgent.Audit (pve-access-control
                 # 9.0.2 and later); PVE 8 has no such privilege and takes VM.Monitor.
-                return None, (f'PVE refused: {(exc.reason or "").strip()}; grant VM.GuestAgent.Audit (PVE 9) or VM.Monitor (PVE 8) on '
-                              f'/vms/{vmid} to read the guest agent')
+                return None, (
+                    f'PVE refused: {(exc.reason or "").strip()}; grant VM.GuestAgent.Audit (PVE 9) or VM.Monitor (PVE 8) on /vms/{vmid} to read the guest agent'
+                )
             last = f'PVE answered: {exc.reason}'
         else:
             address = first_agent_ipv4((answer or {}).get('result'))

@@ -31,7 +31,15 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import (
-    SECRET_PARAMS, PveApiError, Redactor, describe_failure, is_missing, is_permanent, permission_hint, transient_reason, vmid_taken,
+    SECRET_PARAMS,
+    PveApiError,
+    Redactor,
+    describe_failure,
+    is_missing,
+    is_permanent,
+    permission_hint,
+    transient_reason,
+    vmid_taken,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import TaskResult, wait_task, wait_unlocked
@@ -100,8 +108,7 @@ def parse_api_url(value):
     'https://pve.example.com:8006/api2/json/' all work; the scheme defaults to https, the port to 8006."""
     text = (value or '').strip()
     if not text:
-        raise PveApiError('api_url is required: set the api_url option or the PROXMOX_URL environment variable '
-                          '(for example https://pve.example.com:8006)')
+        raise PveApiError('api_url is required: set the api_url option or the PROXMOX_URL environment variable (for example https://pve.example.com:8006)')
     if '://' not in text:
         text = 'https://' + text
     parts = urlsplit(text)
@@ -142,9 +149,10 @@ class Credential:
 
     def rejected_hint(self):
         if self.token_secret:
-            return ('PVE rejected API token %s: check api_user, api_token_name and api_token_secret (PROXMOX_USER, '
-                    'PROXMOX_TOKEN_NAME, PROXMOX_TOKEN_SECRET) and that the token exists and has not expired'
-                    % self.token_id)
+            return (
+                'PVE rejected API token %s: check api_user, api_token_name and api_token_secret (PROXMOX_USER, '
+                'PROXMOX_TOKEN_NAME, PROXMOX_TOKEN_SECRET) and that the token exists and has not expired' % self.token_id
+            )
         return 'PVE rejected user %s: check api_user and api_password (PROXMOX_USER, PROXMOX_PASSWORD)' % self.user
 
 
@@ -158,15 +166,16 @@ def resolve_credential(api_user=None, api_token_name=None, api_token_secret=None
             raise PveApiError('api_token_name %r names user %s, but api_user is %s' % (api_token_name, token_user, user))
         user = token_user
     if not (api_token_secret or api_password):
-        raise PveApiError('no credentials for the PVE API: set api_token_secret (PROXMOX_TOKEN_SECRET) together with '
-                          'api_user (PROXMOX_USER) and api_token_name (PROXMOX_TOKEN_NAME), or api_password '
-                          '(PROXMOX_PASSWORD) together with api_user (PROXMOX_USER)')
+        raise PveApiError(
+            'no credentials for the PVE API: set api_token_secret (PROXMOX_TOKEN_SECRET) together with '
+            'api_user (PROXMOX_USER) and api_token_name (PROXMOX_TOKEN_NAME), or api_password '
+            '(PROXMOX_PASSWORD) together with api_user (PROXMOX_USER)'
+        )
     if not user or '@' not in user:
         raise PveApiError('api_user (PROXMOX_USER) must name the user with its realm, for example root@pam, not %r' % user)
     if api_token_secret:
         if not token_name:
-            raise PveApiError('api_token_secret is set but api_token_name (PROXMOX_TOKEN_NAME) is not: name the token '
-                              'whose secret it is')
+            raise PveApiError('api_token_secret is set but api_token_name (PROXMOX_TOKEN_NAME) is not: name the token whose secret it is')
         return Credential(user, token_name, token_secret=api_token_secret)
     return Credential(user, password=api_password)
 
@@ -243,8 +252,20 @@ class PveClient:
     the user once (for example that certificates are not verified).
     """
 
-    def __init__(self, api_url=None, api_user=None, api_token_name=None, api_token_secret=None, api_password=None,
-                 validate_certs=True, ca_path=None, api_timeout=DEFAULT_TIMEOUT, *, on_request=None, retry=None):
+    def __init__(
+        self,
+        api_url=None,
+        api_user=None,
+        api_token_name=None,
+        api_token_secret=None,
+        api_password=None,
+        validate_certs=True,
+        ca_path=None,
+        api_timeout=DEFAULT_TIMEOUT,
+        *,
+        on_request=None,
+        retry=None,
+    ):
         if MISSING_LIBRARY:
             raise PveApiError('the Python library %s is required to talk to the PVE API' % MISSING_LIBRARY[0])
         self.endpoint = parse_api_url(api_url)
@@ -259,9 +280,11 @@ class PveClient:
         self.progress = None
         self._verify = tls_verify(validate_certs, ca_path)
         if self._verify is False:
-            self.warnings.append('validate_certs is false: the TLS certificate of %s is not verified, so the connection '
-                                 'and the credentials sent over it can be intercepted; set ca_path (PROXMOX_CA_PATH) '
-                                 "to the CA of PVE's certificate instead" % self.endpoint.host)
+            self.warnings.append(
+                'validate_certs is false: the TLS certificate of %s is not verified, so the connection '
+                'and the credentials sent over it can be intercepted; set ca_path (PROXMOX_CA_PATH) '
+                "to the CA of PVE's certificate instead" % self.endpoint.host
+            )
         self._redact = Redactor(api_token_secret, api_password)
         self._session = None
 
@@ -338,8 +361,7 @@ class PveClient:
 
     def vm_config(self, node, vmid, current=False):
         """VM vmid's config: with pending changes applied (PVE's default), or as it runs (current=True)."""
-        return self.get(guest_path(node, vmid, '/config'), current=1 if current else None,
-                        context='reading the config of VM %s on %s' % (vmid, node))
+        return self.get(guest_path(node, vmid, '/config'), current=1 if current else None, context='reading the config of VM %s on %s' % (vmid, node))
 
     # ------------------------------------------------------------------ creating guests
 
@@ -382,9 +404,10 @@ class PveClient:
                 return False
             raise
         if name is not None and config.get('name') != name:
-            raise PveApiError('%s failed: VM %s already exists on node %s and is named %r, not %r'
-                              % (context, vmid, guest['node'], config.get('name'), name),
-                              reason='VM %s already exists' % vmid)
+            raise PveApiError(
+                '%s failed: VM %s already exists on node %s and is named %r, not %r' % (context, vmid, guest['node'], config.get('name'), name),
+                reason='VM %s already exists' % vmid,
+            )
         return True
 
     # ------------------------------------------------------------------ the wire
@@ -452,15 +475,21 @@ class PveClient:
     def _open_session(self):
         credential = self.credential
         if credential.token_secret:
-            auth = dict(token_name=credential.token_name, token_value=credential.token_secret)
+            auth = {'token_name': credential.token_name, 'token_value': credential.token_secret}
         else:
-            auth = dict(password=credential.password)
+            auth = {'password': credential.password}
         try:
             # With a password, this logs in (POST /access/ticket).
             with _no_insecure_request_warnings():
-                backend = ProxmoxerBackend(self.endpoint.host, user=credential.user, port=self.endpoint.port,
-                                           path_prefix=self.endpoint.prefix.strip('/') or None, verify_ssl=self._verify,
-                                           timeout=self.timeout, **auth)
+                backend = ProxmoxerBackend(
+                    self.endpoint.host,
+                    user=credential.user,
+                    port=self.endpoint.port,
+                    path_prefix=self.endpoint.prefix.strip('/') or None,
+                    verify_ssl=self._verify,
+                    timeout=self.timeout,
+                    **auth,
+                )
         except AuthenticationError as exc:
             match = re.search(r'code: (\d+)', str(exc))
             status = int(match.group(1)) if match else 401
@@ -498,8 +527,7 @@ class PveClient:
             raise _Failure(response.status_code, 'the answer is not PVE JSON (%s)' % response.headers.get('Content-Type'))
         message = body.get('message') if isinstance(body, dict) else None
         errors = body.get('errors') if isinstance(body, dict) and isinstance(body.get('errors'), dict) else None
-        raise _Failure(response.status_code, self._redact(message or response.reason or 'HTTP error'),
-                       self._redact.mapping(errors))
+        raise _Failure(response.status_code, self._redact(message or response.reason or 'HTTP error'), self._redact.mapping(errors))
 
     def _connection_failure(self, exc, sent, login=False):
         cause = exc.args[0] if exc.args else exc
@@ -511,8 +539,10 @@ class PveClient:
     def _error(self, context, failure, attempts=None, started=None, note=None):
         hint = note
         if failure.tls:
-            hint = ("give the CA that signed PVE's certificate in ca_path (PROXMOX_CA_PATH), "
-                    'or set validate_certs false (PROXMOX_VERIFY_SSL=false) to skip verification')
+            hint = (
+                "give the CA that signed PVE's certificate in ca_path (PROXMOX_CA_PATH), "
+                'or set validate_certs false (PROXMOX_VERIFY_SSL=false) to skip verification'
+            )
         elif failure.status == 401:
             hint = self.credential.rejected_hint()
         elif failure.status == 403:

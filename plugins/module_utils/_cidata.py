@@ -18,10 +18,10 @@ import hashlib
 import io
 import sys
 import time
-from time import struct_time
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
+from time import struct_time
 
 try:
     import yaml
@@ -54,10 +54,23 @@ SEED_EPOCH = 315532800
 # INCLUSION_TYPES_MAP), tried as cloud-init tries them: longest first, case-insensitively, after
 # leading whitespace. MIME messages are recognized separately (see _check_user_data).
 _CLOUD_CONFIG_HEADER = '#cloud-config'
-_PART_HEADERS = tuple(sorted(
-    (_CLOUD_CONFIG_HEADER, '#cloud-config-archive', '#cloud-config-jsonp', '#cloud-boothook', '#part-handler',
-     '#include', '#include-once', '## template: jinja', '#!'),
-    key=len, reverse=True))
+_PART_HEADERS = tuple(
+    sorted(
+        (
+            _CLOUD_CONFIG_HEADER,
+            '#cloud-config-archive',
+            '#cloud-config-jsonp',
+            '#cloud-boothook',
+            '#part-handler',
+            '#include',
+            '#include-once',
+            '## template: jinja',
+            '#!',
+        ),
+        key=len,
+        reverse=True,
+    )
+)
 # cloud-init treats user-data as MIME when this occurs in its first 4096 bytes (cloudinit/user_data.py).
 _MIME_MARKER = b'mime-version:'
 _MIME_SNIFF_BYTES = 4096
@@ -94,8 +107,9 @@ class SeedIso:
     instance_id: str
 
 
-def nocloud_seed(*, user_data: str, local_hostname: str, meta_data: str | Mapping | None = None,
-                 network_config: str | Mapping | None = None, vendor_data: str | None = None) -> NoCloudSeed:
+def nocloud_seed(
+    *, user_data: str, local_hostname: str, meta_data: str | Mapping | None = None, network_config: str | Mapping | None = None, vendor_data: str | None = None
+) -> NoCloudSeed:
     """Validate cloud-init data and compute the seed's files and instance-id, without building the ISO.
 
     ``user_data`` and ``vendor_data`` are raw text, kept byte for byte. ``meta_data`` and
@@ -124,8 +138,7 @@ def nocloud_seed(*, user_data: str, local_hostname: str, meta_data: str | Mappin
     files = {'user-data': user_data.encode('utf-8'), 'meta-data': _dump_yaml('meta_data', meta)}
     if network_config is not None:
         _check_network_config(_yaml_mapping('network_config', network_config))
-        files['network-config'] = (network_config.encode('utf-8') if isinstance(network_config, str)
-                                   else _dump_yaml('network_config', network_config))
+        files['network-config'] = network_config.encode('utf-8') if isinstance(network_config, str) else _dump_yaml('network_config', network_config)
     if vendor_data is not None:
         files['vendor-data'] = vendor_data.encode('utf-8')
 
@@ -274,8 +287,7 @@ def _pycdlib_clock_frozen():
     pycdlib module that uses ``time`` sees a frozen UTC clock meanwhile; the ``time`` module itself
     is untouched. Module processes are single-threaded, so no other pycdlib user can observe it.
     """
-    patched = [module for name, module in list(sys.modules.items())
-               if name.partition('.')[0] == 'pycdlib' and getattr(module, 'time', None) is time]
+    patched = [module for name, module in list(sys.modules.items()) if name.partition('.')[0] == 'pycdlib' and getattr(module, 'time', None) is time]
     for module in patched:
         module.time = _FrozenUtcClock()
     try:

@@ -126,8 +126,9 @@ class _Context(NamedTuple):
     task_dirs: tuple[Path, ...]
 
 
-def closure_files(path: str | os.PathLike, roles_path: Iterable[str | os.PathLike] = (),
-                  hash_include: Iterable[str | os.PathLike] = (), mode: str = 'closure') -> Closure:
+def closure_files(
+    path: str | os.PathLike, roles_path: Iterable[str | os.PathLike] = (), hash_include: Iterable[str | os.PathLike] = (), mode: str = 'closure'
+) -> Closure:
     """The files the hash of provision file ``path`` covers, and the references that were skipped.
 
     Relative paths are relative to the working directory. Raises ``ProvisionFileError`` for a
@@ -150,14 +151,20 @@ def closure_files(path: str | os.PathLike, roles_path: Iterable[str | os.PathLik
     return Closure(dict(sorted(walker.files.items(), key=lambda item: item[1])), walker.unresolved)
 
 
-def closure_hash(path: str | os.PathLike, roles_path: Iterable[str | os.PathLike] = (),
-                 hash_include: Iterable[str | os.PathLike] = (), mode: str = 'closure') -> str:
+def closure_hash(
+    path: str | os.PathLike, roles_path: Iterable[str | os.PathLike] = (), hash_include: Iterable[str | os.PathLike] = (), mode: str = 'closure'
+) -> str:
     """The hash recorded for provision file ``path``: 12 hex digits over its closure; raises as ``closure_files``."""
     return _digest(closure_files(path, roles_path, hash_include, mode).files)
 
 
-def provision_hashes(files: Sequence[str], base_dir: str | os.PathLike, roles_path: Iterable[str | os.PathLike] = (),
-                     hash_include: Iterable[str | os.PathLike] = (), mode: str = 'closure') -> ProvisionHashes:
+def provision_hashes(
+    files: Sequence[str],
+    base_dir: str | os.PathLike,
+    roles_path: Iterable[str | os.PathLike] = (),
+    hash_include: Iterable[str | os.PathLike] = (),
+    mode: str = 'closure',
+) -> ProvisionHashes:
     """The hash of each declared provision file, keyed as declared; relative paths are relative to ``base_dir``.
 
     Raises as ``closure_files``; the error names the file below ``base_dir``.
@@ -241,8 +248,7 @@ class _Walker:
             if tasks_arguments is not None:
                 target = tasks_arguments.get('file', tasks_arguments.get('_raw_params')) if isinstance(tasks_arguments, Mapping) else tasks_arguments
                 search_dirs = tuple(dict.fromkeys((source.parent, *context.task_dirs)))
-                self._follow_file(target, 'include_tasks/import_tasks', source, search_dirs,
-                                  lambda found: self._tasks_file(found, context))
+                self._follow_file(target, 'include_tasks/import_tasks', source, search_dirs, lambda found: self._tasks_file(found, context))
 
     def _role(self, name: object, source: Path, context: _Context, depending_role: Path | None = None) -> None:
         if not self._static(name, 'role', source):
@@ -272,8 +278,16 @@ class _Walker:
                     if file.suffix in PLAYBOOK_EXTENSIONS:
                         self._tasks(self._load(file), file, role_context)
 
-    def _follow_file(self, reference: object, kind: str, source: Path, search_dirs: Sequence[Path], follow: Callable[[Path], None],
-                     optional: bool = False, collection_content: bool = False) -> None:
+    def _follow_file(
+        self,
+        reference: object,
+        kind: str,
+        source: Path,
+        search_dirs: Sequence[Path],
+        follow: Callable[[Path], None],
+        optional: bool = False,
+        collection_content: bool = False,
+    ) -> None:
         """Call ``follow`` with the first file ``reference`` names in ``search_dirs``, or report it unresolved."""
         if not self._static(reference, kind, source):
             return

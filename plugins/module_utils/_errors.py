@@ -10,10 +10,20 @@ from urllib.parse import quote
 MASK = '********'
 
 # Request parameters whose values are secrets wherever they show up.
-SECRET_PARAMS = frozenset((
-    'password', 'cipassword', 'new-password', 'confirmation-password', 'ticket', 'vncticket',
-    'CSRFPreventionToken', 'api_password', 'api_token_secret', 'token_value',
-))
+SECRET_PARAMS = frozenset(
+    (
+        'password',
+        'cipassword',
+        'new-password',
+        'confirmation-password',
+        'ticket',
+        'vncticket',
+        'CSRFPreventionToken',
+        'api_password',
+        'api_token_secret',
+        'token_value',
+    )
+)
 
 _SECRET_PATTERNS = (
     # The token header: keep the token id, hide the secret (PVE accepts '=' or ' ' as separator).
@@ -40,8 +50,10 @@ _NOT_RUNNING = re.compile(r'\bnot running\b', re.IGNORECASE)
 _PERMISSION = re.compile(r'Permission check failed \((?P<path>/[^,)]*), (?P<privilege>[\w.]+)\)')
 # A write with a digest refused because the config changed since it was read: PVE::Tools::assert_if_modified's text,
 # and fakepve's (qemu-server's older update path). The writer reads again, merges, and writes again, a few times.
-_CONCURRENT_CHANGE = re.compile(r'detected modified configuration - file changed by other user'
-                                r'|checksum mis+match \(file change by other user')
+_CONCURRENT_CHANGE = re.compile(
+    r'detected modified configuration - file changed by other user'
+    r'|checksum mis+match \(file change by other user'
+)
 DIGEST_WRITE_ATTEMPTS = 5
 
 
@@ -67,9 +79,14 @@ class PveApiError(Exception):
 
     def details(self):
         """The error's facts as module result keys (only those that are set)."""
-        facts = dict(http_status=self.status, api_errors=self.errors or None, task_upid=self.upid,
-                     task_exitstatus=self.exitstatus, task_log=self.log or None)
-        return dict((key, value) for key, value in facts.items() if value is not None)
+        facts = {
+            'http_status': self.status,
+            'api_errors': self.errors or None,
+            'task_upid': self.upid,
+            'task_exitstatus': self.exitstatus,
+            'task_log': self.log or None,
+        }
+        return {key: value for key, value in facts.items() if value is not None}
 
 
 class Redactor:
@@ -97,7 +114,7 @@ class Redactor:
 
     def mapping(self, values):
         """A dict with every key and value redacted."""
-        return dict((self(key), self(value)) for key, value in (values or {}).items())
+        return {self(key): self(value) for key, value in (values or {}).items()}
 
 
 def transient_reason(status, message):
@@ -143,11 +160,18 @@ def permission_hint(reason, credential):
 def grant_hint(privileges, path, credential):
     """How to grant privileges (one, or several joined by ', ') on path to the credential, as a pveum command."""
     if credential.token_id:
-        return ("grant %s on %s to API token %s (a token with privilege separation needs its own ACL entry: "
-                "pveum acl modify %s --tokens '%s' --roles <a role with %s>)"
-                % (privileges, path, credential.token_id, path, credential.token_id, privileges))
-    return ("grant %s on %s to user %s (pveum acl modify %s --users '%s' --roles <a role with %s>)"
-            % (privileges, path, credential.user, path, credential.user, privileges))
+        return (
+            "grant %s on %s to API token %s (a token with privilege separation needs its own ACL entry: "
+            "pveum acl modify %s --tokens '%s' --roles <a role with %s>)" % (privileges, path, credential.token_id, path, credential.token_id, privileges)
+        )
+    return "grant %s on %s to user %s (pveum acl modify %s --users '%s' --roles <a role with %s>)" % (
+        privileges,
+        path,
+        credential.user,
+        path,
+        credential.user,
+        privileges,
+    )
 
 
 def describe_failure(context, reason, status=None, errors=None, hint=None):

@@ -98,7 +98,7 @@ def update_notes(client, node: str, change, doing: str, attempts: int = DIGEST_W
         description = change(notes)
         if description is None:
             return False
-        params = dict(description=description) if description else {'delete': 'description'}
+        params = {'description': description} if description else {'delete': 'description'}
         try:
             # Repeating it is harmless: a write that did land makes the digest stale, and the re-read finds it done.
             client.put('/nodes/%s/config' % node, context=doing, idempotent=True, digest=notes.digest, **params)

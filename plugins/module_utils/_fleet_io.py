@@ -37,28 +37,36 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._guests_io import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._notes_io import NotesRequest, plan_notes
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import find_vm, plan_vm
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import Declared, Outcome, Vm, observe, reach_address, seed_volume_for
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC as VM_ARGUMENT_SPEC
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import find_vm, plan_vm
 
 # pve_fleet_info's options (documented in the module); its action plugin validates with them too.
-ARGUMENT_SPEC = dict(
-    machines=dict(type='list', elements='dict', required=True, options=dict(
-        host=dict(type='str', required=True),
-        vm=dict(type='dict', required=True),
-        provision=dict(type='dict', options=dict(
-            files=dict(type='list', elements='str', default=[]),
-            force=dict(type='bool', default=False),
-            hash_mode=dict(type='str', choices=['closure', 'file'], default='closure'),
-            hash_include=dict(type='list', elements='path', default=[]),
-            base_dir=dict(type='path'),
-            hashes=dict(type='dict'),
-        )),
-        replace=dict(type='str'),
-    )),
-    owner_tag=dict(type='str', default=DEFAULT_OWNER_TAG),
-)
+ARGUMENT_SPEC = {
+    'machines': {
+        'type': 'list',
+        'elements': 'dict',
+        'required': True,
+        'options': {
+            'host': {'type': 'str', 'required': True},
+            'vm': {'type': 'dict', 'required': True},
+            'provision': {
+                'type': 'dict',
+                'options': {
+                    'files': {'type': 'list', 'elements': 'str', 'default': []},
+                    'force': {'type': 'bool', 'default': False},
+                    'hash_mode': {'type': 'str', 'choices': ['closure', 'file'], 'default': 'closure'},
+                    'hash_include': {'type': 'list', 'elements': 'path', 'default': []},
+                    'base_dir': {'type': 'path'},
+                    'hashes': {'type': 'dict'},
+                },
+            },
+            'replace': {'type': 'str'},
+        },
+    },
+    'owner_tag': {'type': 'str', 'default': DEFAULT_OWNER_TAG},
+}
 
 VM_OPTIONS = ArgumentSpecValidator(VM_ARGUMENT_SPEC)
 SECRET_OPTIONS = tuple(name for name, option in VM_ARGUMENT_SPEC.items() if option.get('no_log'))
@@ -136,8 +144,7 @@ def _check(client, resources, machine: Mapping) -> MachineCheck:
     vm = Vm(observed.vmid, observed.node, spec.name)
     plan = plan_vm(spec, observed, None, seed_volume_for(client, declared, observed.node, observed.config))
     if plan.changed:
-        return MachineCheck(False, 'VM to converge: ' + (', '.join(plan.changes) or ', '.join(a.kind for a in plan.actions)),
-                            vm.vmid, vm.node)
+        return MachineCheck(False, 'VM to converge: ' + (', '.join(plan.changes) or ', '.join(a.kind for a in plan.actions)), vm.vmid, vm.node)
     if plan.reboot_required:
         # In report mode: the keys of the VM's restart record (_restart), judged by the listing's uptime, no request.
         return MachineCheck(False, 'awaiting restart: ' + ', '.join(plan.reboot_required), vm.vmid, vm.node)
@@ -150,14 +157,16 @@ def _check(client, resources, machine: Mapping) -> MachineCheck:
         if notes.stale:
             return MachineCheck(False, 'record of files no longer declared: ' + ', '.join(notes.stale), vm.vmid, vm.node)
     outcome = Outcome(vm, observed.status)
-    address = reach_address(client, spec, outcome, observed.config, declared.dns_address, observed.running,
-                            machine['vm']['agent_timeout'])
+    address = reach_address(client, spec, outcome, observed.config, declared.dns_address, observed.running, machine['vm']['agent_timeout'])
     return MachineCheck(True, '; '.join(outcome.warnings), vm.vmid, vm.node, address)
 
 
 def fleet_result(checks: Mapping[str, MachineCheck], resources: list[Mapping], owner_tag: str) -> dict:
     """The module's result: every machine's check, the hosts as declared, and the guests of the listing (as
     pve_guest_info lists them), which the reconcile role's checks use."""
-    return dict(changed=False, machines={host: asdict(check) for host, check in checks.items()},
-                as_declared=[host for host, check in checks.items() if check.as_declared],
-                guests=[describe(entry, owner_tag) for entry in sorted(resources, key=lambda item: int(item['vmid']))])
+    return {
+        'changed': False,
+        'machines': {host: asdict(check) for host, check in checks.items()},
+        'as_declared': [host for host, check in checks.items() if check.as_declared],
+        'guests': [describe(entry, owner_tag) for entry in sorted(resources, key=lambda item: int(item['vmid']))],
+    }

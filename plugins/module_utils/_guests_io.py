@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _ownership
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
-from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import protected
 from ansible_collections.puls.proxmox.plugins.module_utils._template_io import linked_clones
+from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import protected
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import as_bool, normalize_tags
 
 
@@ -40,7 +40,7 @@ def list_guests(client, names=None, owner_tag='puls-managed', owned_only=False, 
             guest['protected'] = protected(config)
             guest['linked_clones'] = linked_clones(client, resources, guest['vmid']) if guest['template'] else []
         guests.append(guest)
-    return dict(changed=False, guests=guests)
+    return {'changed': False, 'guests': guests}
 
 
 def carries_tag(entry, owner_tag):
@@ -50,15 +50,21 @@ def carries_tag(entry, owner_tag):
 def describe(entry, owner_tag, config=None):
     """A guest of the listing as the modules return it. With its ``config``, ``owned`` and ``ownership`` follow the owner
     record (_ownership); without (pve_fleet_info's listing), ``owned`` says only whether it carries the owner tag."""
-    guest = dict(vmid=int(entry['vmid']), name=entry.get('name') or '', node=entry.get('node'), type=entry.get('type', 'qemu'),
-                 status=entry.get('status'), template=as_bool(entry.get('template')), tags=sorted(normalize_tags(entry.get('tags'))),
-                 owned=carries_tag(entry, owner_tag))
+    guest = {
+        'vmid': int(entry['vmid']),
+        'name': entry.get('name') or '',
+        'node': entry.get('node'),
+        'type': entry.get('type', 'qemu'),
+        'status': entry.get('status'),
+        'template': as_bool(entry.get('template')),
+        'tags': sorted(normalize_tags(entry.get('tags'))),
+        'owned': carries_tag(entry, owner_tag),
+    }
     if config is not None:
         # The tags of the listing: the config of a guest changed since may be newer, but the record is only in the config.
         ownership = _ownership.state(dict(config, tags=entry.get('tags')), int(entry['vmid']), owner_tag)
         # A provision record without the owner mark: a guest Puls provisioned (an earlier release, or a tag removed by hand).
-        guest.update(owned=ownership == _ownership.OWNED, ownership=ownership,
-                     provisioned=_notes.parse(config.get('description')).span is not None)
+        guest.update(owned=ownership == _ownership.OWNED, ownership=ownership, provisioned=_notes.parse(config.get('description')).span is not None)
     return guest
 
 

@@ -73,17 +73,24 @@ def run_document(summary: Mapping[str, Any], started: str, finished: str, differ
     machines = []
     for machine in summary['machines']:
         found = list(differences_by_machine.get((machine['kind'], machine['name'])) or ())
-        machines.append(dict(machine, differences=found,
-                             state=machine_state(machine['actions'], summary['check_mode'], machine['name'] in failed, found)))
+        machines.append(dict(machine, differences=found, state=machine_state(machine['actions'], summary['check_mode'], machine['name'] in failed, found)))
     listed = {machine['name'] for machine in machines}
-    machines += [{'kind': 'host', 'name': host, 'actions': ['failed'], 'differences': [], 'state': FAILED}
-                 for host in summary['failed'] if host not in listed]
+    machines += [{'kind': 'host', 'name': host, 'actions': ['failed'], 'differences': [], 'state': FAILED} for host in summary['failed'] if host not in listed]
     for machine in machines:
         if machine['name'] in failed:
             machine['state'] = FAILED
-    return {'format': FORMAT, 'started': started, 'finished': finished, 'check_mode': summary['check_mode'],
-            'outcome': run_outcome(summary), 'git': summary.get('git'), 'machines': machines, 'totals': summary['totals'],
-            'failed': summary['failed'], 'nothing_to_do': summary['nothing_to_do']}
+    return {
+        'format': FORMAT,
+        'started': started,
+        'finished': finished,
+        'check_mode': summary['check_mode'],
+        'outcome': run_outcome(summary),
+        'git': summary.get('git'),
+        'machines': machines,
+        'totals': summary['totals'],
+        'failed': summary['failed'],
+        'nothing_to_do': summary['nothing_to_do'],
+    }
 
 
 def machines_from(history: list[Mapping[str, Any]], last_runs: int = 5) -> list[dict]:
@@ -96,9 +103,9 @@ def machines_from(history: list[Mapping[str, Any]], last_runs: int = 5) -> list[
             key = (machine['kind'], machine['name'])
             seen = machines.setdefault(key, {'kind': machine['kind'], 'name': machine['name'], 'runs': []})
             seen.update(state=machine['state'], differences=machine.get('differences') or [])
-            seen['runs'].insert(0, {'finished': run['finished'], 'check_mode': run['check_mode'],
-                                    'actions': machine['actions'], 'state': machine['state'], 'commit': commit})
+            seen['runs'].insert(
+                0, {'finished': run['finished'], 'check_mode': run['check_mode'], 'actions': machine['actions'], 'state': machine['state'], 'commit': commit}
+            )
     for machine in machines.values():
         del machine['runs'][last_runs:]
-    return sorted(machines.values(), key=lambda m: (STATES.index(m['state']) if m['state'] in STATES else len(STATES),
-                                                    m['kind'], m['name']))
+    return sorted(machines.values(), key=lambda m: (STATES.index(m['state']) if m['state'] in STATES else len(STATES), m['kind'], m['name']))

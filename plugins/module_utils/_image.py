@@ -49,8 +49,7 @@ class ImageSource:
 
 
 def _source(entry: Mapping[str, Any]) -> ImageSource:
-    return ImageSource(CLONE, vmid=int(entry['vmid']), node=entry.get('node'), name=entry.get('name'),
-                       template=bool(int(entry.get('template') or 0)))
+    return ImageSource(CLONE, vmid=int(entry['vmid']), node=entry.get('node'), name=entry.get('name'), template=bool(int(entry.get('template') or 0)))
 
 
 def _listing(entries: Iterable[Mapping[str, Any]]) -> str:
@@ -61,18 +60,20 @@ def resolve_image(image: Any, resources: Iterable[Mapping[str, Any]], linked_clo
     """Resolve ``image`` (see the module docstring) against the cluster's VM resources; SpecError when it cannot be."""
     text = str(image).strip() if image is not None else ''
     if not text:
-        raise SpecError('image', 'is required to create the VM: give a template name or VMID, or a volume to import '
-                                 '(e.g. local:import/noble.qcow2)')
+        raise SpecError('image', 'is required to create the VM: give a template name or VMID, or a volume to import (e.g. local:import/noble.qcow2)')
     if _URL.match(text):
-        raise SpecError('image', f'{text!r} is a URL; download it to a storage first (pve_iso, content import) '
-                                 'and declare the volume, e.g. local:import/noble.qcow2')
+        raise SpecError(
+            'image', f'{text!r} is a URL; download it to a storage first (pve_iso, content import) and declare the volume, e.g. local:import/noble.qcow2'
+        )
     if ':' in text:
         if not _IMPORTABLE.match(text):
-            raise SpecError('image', f'{text!r} is not a volume PVE can import a disk from; use STORAGE:import/NAME.qcow2 '
-                                     '(.raw, .vmdk; content type import, an iso-content .img is refused) or STORAGE:VMID/DISK')
+            raise SpecError(
+                'image',
+                f'{text!r} is not a volume PVE can import a disk from; use STORAGE:import/NAME.qcow2 '
+                '(.raw, .vmdk; content type import, an iso-content .img is refused) or STORAGE:VMID/DISK',
+            )
         if linked_clone:
-            raise SpecError('linked_clone', f'needs a template to clone, but image {text!r} is a volume to import; '
-                                            'set linked_clone: false')
+            raise SpecError('linked_clone', f'needs a template to clone, but image {text!r} is a volume to import; set linked_clone: false')
         return ImageSource(IMPORT, volume=text)
     guests = [entry for entry in resources if entry.get('type', 'qemu') == 'qemu']
     if text.isdigit():
@@ -83,8 +84,7 @@ def resolve_image(image: Any, resources: Iterable[Mapping[str, Any]], linked_clo
     else:
         source = _source(_template_named(text, [entry for entry in guests if int(entry.get('template') or 0)]))
     if linked_clone and not source.template:
-        raise SpecError('linked_clone', f'needs a template, but image {text!r} is {source.describe()}; '
-                                        'convert it to a template or set linked_clone: false')
+        raise SpecError('linked_clone', f'needs a template, but image {text!r} is {source.describe()}; convert it to a template or set linked_clone: false')
     return source
 
 
@@ -94,8 +94,6 @@ def _template_named(text: str, templates: list[Mapping[str, Any]]) -> Mapping[st
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise SpecError('image', f'{text!r} matches no template name (nor is it a VMID or a volume); '
-                                 'check the name, or give the VMID')
+        raise SpecError('image', f'{text!r} matches no template name (nor is it a VMID or a volume); check the name, or give the VMID')
     kind = 'templates named' if exact else 'templates whose names contain'
-    raise SpecError('image', f'{text!r} is ambiguous: {len(matches)} {kind} it: {_listing(matches)}; '
-                             'give a longer part of the name or the VMID')
+    raise SpecError('image', f'{text!r} is ambiguous: {len(matches)} {kind} it: {_listing(matches)}; give a longer part of the name or the VMID')

@@ -22,7 +22,11 @@ from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApi
 from ansible_collections.puls.proxmox.plugins.module_utils._files_record import read_notes, update_record
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import iso_needs, require
 from ansible_collections.puls.proxmox.plugins.module_utils._volumes import (
-    delete_volume, list_volumes, start_download, upload_volume, wait_download,
+    delete_volume,
+    list_volumes,
+    start_download,
+    upload_volume,
+    wait_download,
 )
 
 # Storage types whose volumes are files (PVE's path-based plugins): only these hold iso, vztmpl and import.
@@ -44,8 +48,7 @@ def declare(params):
         with open(spec.src, 'rb') as handle:
             data = handle.read()
     except OSError as exc:
-        raise _iso_plan.IsoOptionError('src', 'cannot read %s: %s (src is a path on the host the module runs on)'
-                                  % (spec.src, exc.strerror or exc)) from None
+        raise _iso_plan.IsoOptionError('src', 'cannot read %s: %s (src is a path on the host the module runs on)' % (spec.src, exc.strerror or exc)) from None
     return _iso_plan.source_from_file(spec, data)
 
 
@@ -60,9 +63,13 @@ def reconcile(client, spec, check_mode=False):
     require(client, iso_needs(plan.steps, spec.storage, spec.source is not None and spec.source.kind == _iso_plan.URL), f'the plan for {plan.volid}')
     if plan.changed and not check_mode:
         _apply(client, spec, plan, deadline)
-    result = dict(changed=plan.changed, diff=dict(before=plan.before, after=plan.after), volid=plan.volid,
-                  action=dict((step.node, step.action) for step in plan.steps),
-                  reason=dict((step.node, step.reason) for step in plan.steps))
+    result = {
+        'changed': plan.changed,
+        'diff': {'before': plan.before, 'after': plan.after},
+        'volid': plan.volid,
+        'action': {step.node: step.action for step in plan.steps},
+        'reason': {step.node: step.reason for step in plan.steps},
+    }
     if spec.source is not None:
         result['record'] = spec.source.record
         if spec.source.seed is not None:
@@ -71,7 +78,7 @@ def reconcile(client, spec, check_mode=False):
 
 
 def _check_nodes(client, spec):
-    nodes = dict((item.get('node'), item) for item in client.get('/nodes', context='listing the nodes of the cluster') or ())
+    nodes = {item.get('node'): item for item in client.get('/nodes', context='listing the nodes of the cluster') or ()}
     for node in spec.nodes:
         if node not in nodes:
             raise PveApiError('%s: %r is not a node of this cluster; its nodes are %s' % (spec.nodes_option, node, ', '.join(sorted(nodes))))
@@ -87,8 +94,10 @@ def _check_storage(client, spec):
         if index == 0:
             shared = bool(item.get('shared'))
         if not item.get('enabled', 1) or not item.get('active', 1):
-            raise PveApiError("storage: %s is not %s on node %s; enable it there (pvesm set %s --nodes ...) or choose another storage"
-                              % (spec.storage, 'active' if item.get('enabled', 1) else 'enabled', node, spec.storage))
+            raise PveApiError(
+                "storage: %s is not %s on node %s; enable it there (pvesm set %s --nodes ...) or choose another storage"
+                % (spec.storage, 'active' if item.get('enabled', 1) else 'enabled', node, spec.storage)
+            )
         contents = [name for name in str(item.get('content') or '').split(',') if name]
         if spec.state == 'present' and spec.content not in contents:
             raise PveApiError(_content_missing(spec, item.get('type'), contents))
@@ -100,21 +109,30 @@ def _storage_status(client, storage, node):
         items = client.get('/nodes/%s/storage' % node, storage=storage, context='reading storage %s on node %s' % (storage, node))
     except PveApiError as exc:
         if exc.status == 400 and 'storage' in exc.errors:
-            raise PveApiError('storage: %r does not exist in this cluster; name one that does (pvesm status lists them)'
-                              % storage, status=exc.status, errors=exc.errors) from None
+            raise PveApiError(
+                'storage: %r does not exist in this cluster; name one that does (pvesm status lists them)' % storage, status=exc.status, errors=exc.errors
+            ) from None
         raise
     if not items:
-        raise PveApiError('storage: %s is not visible to the API user on node %s; it needs Datastore.Audit on /storage/%s'
-                          % (storage, node, storage))
+        raise PveApiError('storage: %s is not visible to the API user on node %s; it needs Datastore.Audit on /storage/%s' % (storage, node, storage))
     return items[0]
 
 
 def _content_missing(spec, storage_type, contents):
     if storage_type not in FILE_STORAGE_TYPES:
-        return ('storage: %s is a %s storage, which cannot hold %s files; choose a file-based storage (%s), such as local'
-                % (spec.storage, storage_type, spec.content, ', '.join(FILE_STORAGE_TYPES)))
-    return ("storage: %s is not configured for content %s (it holds %s); enable it with: pvesm set %s --content %s"
-            % (spec.storage, spec.content, ', '.join(contents) or 'nothing', spec.storage, ','.join(contents + [spec.content])))
+        return 'storage: %s is a %s storage, which cannot hold %s files; choose a file-based storage (%s), such as local' % (
+            spec.storage,
+            storage_type,
+            spec.content,
+            ', '.join(FILE_STORAGE_TYPES),
+        )
+    return "storage: %s is not configured for content %s (it holds %s); enable it with: pvesm set %s --content %s" % (
+        spec.storage,
+        spec.content,
+        ', '.join(contents) or 'nothing',
+        spec.storage,
+        ','.join(contents + [spec.content]),
+    )
 
 
 def _observe(client, spec, node):
@@ -134,8 +152,7 @@ def _apply(client, spec, plan, deadline):
             return work()
         except PveApiError as exc:
             if exc.reason == TASK_TIMEOUT:
-                exc = PveApiError('timeout: the %d s of the timeout option were up: %s' % (spec.timeout, exc), reason=exc.reason,
-                                  upid=exc.upid)
+                exc = PveApiError('timeout: the %d s of the timeout option were up: %s' % (spec.timeout, exc), reason=exc.reason, upid=exc.upid)
             failures.setdefault(node, exc)
             return None
 
@@ -147,17 +164,26 @@ def _apply(client, spec, plan, deadline):
     if source is not None and source.kind == _iso_plan.URL:
         # Started on every node before waiting for any: each node downloads on its own.
         checksum = (source.checksum.algorithm, source.checksum.digest) if source.checksum else None
-        started = [(step.node, attempt(step.node, lambda node=step.node: start_download(
-            client, node, spec.storage, spec.filename, source.url, spec.content, checksum, source.compression))) for step in transfers]
+        started = [
+            (
+                step.node,
+                attempt(
+                    step.node,
+                    lambda node=step.node: start_download(client, node, spec.storage, spec.filename, source.url, spec.content, checksum, source.compression),
+                ),
+            )
+            for step in transfers
+        ]
         for node, upid in started:
             if upid:
-                attempt(node, lambda node=node, upid=upid: wait_download(
-                    client, upid, node, spec.storage, spec.filename, source.url, spec.content, _remaining(deadline)))
+                attempt(
+                    node,
+                    lambda node=node, upid=upid: wait_download(client, upid, node, spec.storage, spec.filename, source.url, spec.content, _remaining(deadline)),
+                )
     elif transfers:
         data = _payload(source)
         for step in transfers:
-            attempt(step.node, lambda node=step.node: upload_volume(client, node, spec.storage, spec.filename, data, spec.content,
-                                                                    _remaining(deadline)))
+            attempt(step.node, lambda node=step.node: upload_volume(client, node, spec.storage, spec.filename, data, spec.content, _remaining(deadline)))
     record = source.record if spec.state == 'present' else None
     for step in acting:
         if step.node not in failures:
@@ -167,8 +193,15 @@ def _apply(client, spec, plan, deadline):
         if len(failures) == 1:
             raise first
         message = '\n'.join('on %s: %s' % (node, exc) for node, exc in failures.items())
-        raise PveApiError('%s failed on nodes %s:\n%s' % (spec.volid, ', '.join(failures), message), reason=first.reason,
-                          status=first.status, errors=first.errors, upid=first.upid, exitstatus=first.exitstatus, log=first.log)
+        raise PveApiError(
+            '%s failed on nodes %s:\n%s' % (spec.volid, ', '.join(failures), message),
+            reason=first.reason,
+            status=first.status,
+            errors=first.errors,
+            upid=first.upid,
+            exitstatus=first.exitstatus,
+            log=first.log,
+        )
 
 
 def _payload(source):

@@ -156,16 +156,16 @@ def parse_checksum(text: str) -> Checksum:
     algorithms = ', '.join(CHECKSUM_LENGTHS)
     algorithm, colon, digest = str(text).strip().partition(':')
     if not colon:
-        raise IsoOptionError('checksum', f'{text!r} has no algorithm: write it as ALGO:HEX, for example sha256:<64 hex digits> '
-                                         f'(algorithms: {algorithms})')
+        raise IsoOptionError('checksum', f'{text!r} has no algorithm: write it as ALGO:HEX, for example sha256:<64 hex digits> (algorithms: {algorithms})')
     algorithm, digest = algorithm.strip().lower(), digest.strip()
     if algorithm not in CHECKSUM_LENGTHS:
         raise IsoOptionError('checksum', f'unknown algorithm {algorithm!r}; Proxmox VE verifies {algorithms}')
     if not _HEX.fullmatch(digest):
         raise IsoOptionError('checksum', f'the {algorithm} digest must be hexadecimal, got {digest!r}')
     if len(digest) != CHECKSUM_LENGTHS[algorithm]:
-        raise IsoOptionError('checksum', f'a {algorithm} digest has {CHECKSUM_LENGTHS[algorithm]} hex digits, '
-                                         f'this one has {len(digest)}: is it the digest of another algorithm?')
+        raise IsoOptionError(
+            'checksum', f'a {algorithm} digest has {CHECKSUM_LENGTHS[algorithm]} hex digits, this one has {len(digest)}: is it the digest of another algorithm?'
+        )
     return Checksum(algorithm, digest.lower())
 
 
@@ -178,13 +178,11 @@ def storage_filename(filename: str, content: str) -> str:
     if not filename or not filename.strip():
         raise IsoOptionError('filename', 'must be the name of the file on the storage, for example noble.iso')
     if '/' in filename or '\\' in filename:
-        raise IsoOptionError('filename', f'{filename!r} contains a path separator: give the name only; storage and content '
-                                         'decide the directory')
+        raise IsoOptionError('filename', f'{filename!r} contains a path separator: give the name only; storage and content decide the directory')
     unsafe = sorted(set(_UNSAFE_CHARACTER.findall(filename)))
     if unsafe:
         suggestion = _UNSAFE_CHARACTER.sub('_', filename)
-        raise IsoOptionError('filename', f'{filename!r} contains {", ".join(map(repr, unsafe))}, which Proxmox VE replaces by _; '
-                                         f'name it {suggestion!r}')
+        raise IsoOptionError('filename', f'{filename!r} contains {", ".join(map(repr, unsafe))}, which Proxmox VE replaces by _; name it {suggestion!r}')
     if content == 'import':
         filename = _QCOW2_NAMED_IMG.sub('.qcow2', filename)
     pattern, extensions = _EXTENSIONS[content]
@@ -205,17 +203,27 @@ def check_options(params: Mapping) -> IsoSpec:
     timeout = params.get('timeout')
     if timeout is not None and timeout <= 0:
         raise IsoOptionError('timeout', f'must be a positive number of seconds, got {timeout}')
-    spec = dict(filename=filename, storage=params['storage'], content=content, nodes=nodes, nodes_option=nodes_option,
-                state=state, timeout=timeout)
+    spec = {
+        'filename': filename,
+        'storage': params['storage'],
+        'content': content,
+        'nodes': nodes,
+        'nodes_option': nodes_option,
+        'state': state,
+        'timeout': timeout,
+    }
     given = [name for name in (URL, SRC, SEED) if params.get(name) is not None]
     _check_url_options(params, given)
     if state == 'absent':
         return IsoSpec(**spec)
     if len(given) != 1:
         got = 'none' if not given else ' and '.join(given)
-        raise IsoOptionError('url, src, seed', f'give exactly one source for state present, got {got}: url (downloaded by the node), '
-                                               'src (a file uploaded from where the module runs) or seed (a NoCloud seed ISO built '
-                                               'from cloud-init data)')
+        raise IsoOptionError(
+            'url, src, seed',
+            f'give exactly one source for state present, got {got}: url (downloaded by the node), '
+            'src (a file uploaded from where the module runs) or seed (a NoCloud seed ISO built '
+            'from cloud-init data)',
+        )
     if given == [URL]:
         return IsoSpec(source=_url_source(params, content), **spec)
     if given == [SRC]:
@@ -267,8 +275,9 @@ def _step(spec: IsoSpec, node: Observed) -> Step:
     if node.record == declared:
         return Step(node.node, NONE, 'on the storage from the declared source')
     if node.record is None:
-        return Step(node.node, REPLACE, 'on the storage with no record of its source (unknown origin, for example put there '
-                                        'by hand): replaced by the declared one')
+        return Step(
+            node.node, REPLACE, 'on the storage with no record of its source (unknown origin, for example put there by hand): replaced by the declared one'
+        )
     return Step(node.node, REPLACE, f'the declared source changed (recorded {node.record}, declared {declared})')
 
 
@@ -287,8 +296,9 @@ def _url_source(params: Mapping, content: str) -> Source:
     checksum = parse_checksum(params['checksum']) if params.get('checksum') is not None else None
     compression = params.get('compression')
     if compression is not None and content != 'iso':
-        raise IsoOptionError('compression', f'Proxmox VE decompresses ISO images only, not content {content}: '
-                                            'download an uncompressed file or leave compression out')
+        raise IsoOptionError(
+            'compression', f'Proxmox VE decompresses ISO images only, not content {content}: download an uncompressed file or leave compression out'
+        )
     declared = '\n'.join((URL, str(checksum or ''), url, compression or '')).encode('utf-8')
     return Source(URL, short_hash(declared), url=url, checksum=checksum, compression=compression)
 
@@ -297,8 +307,13 @@ def _seed_source(seed: Mapping, filename: str) -> Source:
     hostname = seed.get('hostname') or os.path.splitext(filename)[0]
     try:
         # cast: nocloud_seed names a missing user_data itself.
-        built = nocloud_seed(user_data=cast(str, seed.get('user_data')), local_hostname=hostname, meta_data=seed.get('meta_data'),
-                             network_config=seed.get('network_config'), vendor_data=seed.get('vendor_data'))
+        built = nocloud_seed(
+            user_data=cast(str, seed.get('user_data')),
+            local_hostname=hostname,
+            meta_data=seed.get('meta_data'),
+            network_config=seed.get('network_config'),
+            vendor_data=seed.get('vendor_data'),
+        )
     except SeedDataError as exc:
         option = 'hostname' if exc.option == 'local_hostname' else exc.option
         raise IsoOptionError(f'seed.{option}', str(exc).split(': ', 1)[1]) from None

@@ -24,12 +24,12 @@ ACQUIRED, RELEASED = 'acquired', 'released'
 # Many forks of several runs write the one record at once: more tries than a single writer needs, spread apart.
 WRITE_ATTEMPTS = 20
 
-ARGUMENT_SPEC = dict(
-    key=dict(type='str', required=True, no_log=False),
-    run_id=dict(type='str', required=True),
-    state=dict(type='str', choices=[ACQUIRED, RELEASED], default=ACQUIRED),
-    ttl=dict(type='int', default=900),
-)
+ARGUMENT_SPEC = {
+    'key': {'type': 'str', 'required': True, 'no_log': False},
+    'run_id': {'type': 'str', 'required': True},
+    'state': {'type': 'str', 'choices': [ACQUIRED, RELEASED], 'default': ACQUIRED},
+    'ttl': {'type': 'int', 'default': 900},
+}
 
 
 @dataclass(frozen=True)
@@ -70,18 +70,19 @@ def reconcile(client, request: LeaseRequest, check_mode: bool, now=time.time, ho
             wanted = _lease_plan.release(leases, request.key, request.run_id, moment)
         mine = (wanted if wanted is not None else leases).get(request.key)
         outcome.update(
-            acquired=decision.acquired, expires=mine.expires if mine is not None and mine.run == request.run_id else None,
+            acquired=decision.acquired,
+            expires=mine.expires if mine is not None and mine.run == request.run_id else None,
             held_by=decision.held_by.describe(moment) if decision.held_by else None,
             taken_over=decision.taken_over.describe(moment) if decision.taken_over else None,
             others={key: holder.describe(moment) for key, holder in _lease_plan.others(leases, request.run_id, moment).items()},
             changed=wanted is not None,
-            diff=dict(before=_entry_line(request.key, leases), after=_entry_line(request.key, wanted if wanted is not None else leases)))
+            diff={'before': _entry_line(request.key, leases), 'after': _entry_line(request.key, wanted if wanted is not None else leases)},
+        )
         if wanted is None:
             return None
         # Asked in check mode too, so that the plan run is refused as the real run would be.
         if not outcome.get('checked'):
-            _privileges.require(client, [_privileges.need(f'to keep the lease {request.key} in the notes of node {node}',
-                                                          'Sys.Modify', '/')], doing)
+            _privileges.require(client, [_privileges.need(f'to keep the lease {request.key} in the notes of node {node}', 'Sys.Modify', '/')], doing)
             outcome['checked'] = True
         if check_mode:
             return None

@@ -48,7 +48,7 @@ class Holder:
 
     def describe(self, now: float) -> dict:
         """The holder as the module returns it, with the seconds left (negative once expired)."""
-        return dict(run_id=self.run, controller=self.controller, expires=self.expires, expires_in=int(self.expires - now))
+        return {'run_id': self.run, 'controller': self.controller, 'expires': self.expires, 'expires_in': int(self.expires - now)}
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,10 @@ class Decision:
 def validate_key(key: str) -> str:
     """key if it names a piece of work a lease can be held on, else ValueError naming it."""
     if not isinstance(key, str) or not _KEY.fullmatch(key):
-        raise ValueError(f'key {key!r} is not a lease key: give {", ".join(work + "/NAME" for work in WORKS)} '
-                         f'(NAME of letters, digits, ".", "_" or "-", at most 64) or {PRUNE}')
+        raise ValueError(
+            f'key {key!r} is not a lease key: give {", ".join(work + "/NAME" for work in WORKS)} '
+            f'(NAME of letters, digits, ".", "_" or "-", at most 64) or {PRUNE}'
+        )
     return key
 
 
@@ -94,8 +96,7 @@ def parse(description: str | None) -> dict:
 
 def render(description: str | None, leases: Mapping[str, Holder], max_length: int) -> str:
     """The notes with the record holding leases (no line without any), every other character kept."""
-    return _notes.render(description, {key: holder.render() for key, holder in leases.items()}, tag=LEASES_TAG,
-                         max_length=max_length, value=_VALUE)
+    return _notes.render(description, {key: holder.render() for key, holder in leases.items()}, tag=LEASES_TAG, max_length=max_length, value=_VALUE)
 
 
 def live(holder: Holder | None, now: float) -> bool:
@@ -109,8 +110,7 @@ def others(leases: Mapping[str, Holder], run: str, now: float) -> dict:
 
 def _tidy(leases: Mapping[str, Holder], now: float) -> dict:
     """leases without the expired ones that mark no leftover."""
-    return {key: holder for key, holder in leases.items()
-            if live(holder, now) or key.startswith(_LEFTOVER_WORKS)}
+    return {key: holder for key, holder in leases.items() if live(holder, now) or key.startswith(_LEFTOVER_WORKS)}
 
 
 def acquire(leases: Mapping[str, Holder], key: str, run: str, controller: str, now: float, ttl: int) -> Decision:

@@ -47,14 +47,12 @@ def _volumes(config: Mapping[str, Any]) -> list[str]:
 def base_storages(template_config: Mapping[str, Any], template_vmid: int) -> set[str]:
     """The storages holding a base volume of the template (``local-lvm`` of ``local-lvm:base-100-disk-0``)."""
     base = re.compile(r'^base-%d-disk-\d+' % template_vmid)
-    return {storage for volume in _volumes(template_config)
-            if (storage := storage_of(volume)) and base.match(volume.partition(':')[2])}
+    return {storage for volume in _volumes(template_config) if (storage := storage_of(volume)) and base.match(volume.partition(':')[2])}
 
 
 def own_disk_storages(config: Mapping[str, Any]) -> set[str]:
     """The storages holding a plain disk volume of the guest (``vm-N-disk-M``: neither a base nor named after one)."""
-    return {storage for volume in _volumes(config)
-            if (storage := storage_of(volume)) and _OWN_DISK.match(volume.partition(':')[2])}
+    return {storage for volume in _volumes(config) if (storage := storage_of(volume)) and _OWN_DISK.match(volume.partition(':')[2])}
 
 
 def hides_base(storage: str, storage_types: Mapping[str, str]) -> bool:
@@ -69,8 +67,7 @@ def made_from(template_config: Mapping[str, Any], config: Mapping[str, Any]) -> 
     return bool(theirs) and recorded_entries(config.get('description')) == theirs
 
 
-def may_be_linked(template_config: Mapping[str, Any], template_vmid: int, config: Mapping[str, Any],
-                  storage_types: Mapping[str, str]) -> bool:
+def may_be_linked(template_config: Mapping[str, Any], template_vmid: int, config: Mapping[str, Any], storage_types: Mapping[str, str]) -> bool:
     """Whether the guest with ``config`` may be a linked clone of the template on a storage whose names hide it."""
     if str(config.get('template', '')) in ('1', 'true', 'True'):
         return False
@@ -87,5 +84,4 @@ def needs_storage_types(template_config: Mapping[str, Any], template_vmid: int, 
 
 def storage_types(storage_resources: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """Storage ID -> plugin type, from ``GET /cluster/resources?type=storage`` (one entry per node and storage)."""
-    return {str(item['storage']): str(item['plugintype']) for item in storage_resources
-            if item.get('storage') and item.get('plugintype')}
+    return {str(item['storage']): str(item['plugintype']) for item in storage_resources if item.get('storage') and item.get('plugintype')}

@@ -21,21 +21,21 @@ from ansible_collections.puls.proxmox.plugins.module_utils._progress import from
 
 # The connection options of every module (documented in the puls.proxmox.connection doc fragment);
 # the environment variables after PROXMOX_URL and PROXMOX_TOKEN_NAME are community.proxmox's names.
-CONNECTION_ARGSPEC = dict(
-    api_url=dict(type='str', aliases=['api_host'], fallback=(env_fallback, ['PROXMOX_URL', 'PROXMOX_HOST'])),
-    api_user=dict(type='str', fallback=(env_fallback, ['PROXMOX_USER'])),
-    api_token_name=dict(type='str', aliases=['api_token_id'], fallback=(env_fallback, ['PROXMOX_TOKEN_NAME', 'PROXMOX_TOKEN_ID'])),
-    api_token_secret=dict(type='str', no_log=True, fallback=(env_fallback, ['PROXMOX_TOKEN_SECRET'])),
-    api_password=dict(type='str', no_log=True, fallback=(env_fallback, ['PROXMOX_PASSWORD'])),
-    validate_certs=dict(type='bool', default=True, fallback=(env_fallback, ['PROXMOX_VERIFY_SSL'])),
-    ca_path=dict(type='path', fallback=(env_fallback, ['PROXMOX_CA_PATH'])),
-    api_timeout=dict(type='int', default=DEFAULT_TIMEOUT),
-)
+CONNECTION_ARGSPEC = {
+    'api_url': {'type': 'str', 'aliases': ['api_host'], 'fallback': (env_fallback, ['PROXMOX_URL', 'PROXMOX_HOST'])},
+    'api_user': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_USER'])},
+    'api_token_name': {'type': 'str', 'aliases': ['api_token_id'], 'fallback': (env_fallback, ['PROXMOX_TOKEN_NAME', 'PROXMOX_TOKEN_ID'])},
+    'api_token_secret': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_TOKEN_SECRET'])},
+    'api_password': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_PASSWORD'])},
+    'validate_certs': {'type': 'bool', 'default': True, 'fallback': (env_fallback, ['PROXMOX_VERIFY_SSL'])},
+    'ca_path': {'type': 'path', 'fallback': (env_fallback, ['PROXMOX_CA_PATH'])},
+    'api_timeout': {'type': 'int', 'default': DEFAULT_TIMEOUT},
+}
 
 
 def connection_params(params):
     """The connection options out of a module's params, as PveClient's keyword arguments."""
-    return dict((name, params.get(name)) for name in CONNECTION_ARGSPEC)
+    return {name: params.get(name) for name in CONNECTION_ARGSPEC}
 
 
 class PveModule:
@@ -45,8 +45,7 @@ class PveModule:
         clash = set(argument_spec or {}) & set(CONNECTION_ARGSPEC)
         if clash:
             raise ValueError('options %s are connection options, defined by PveModule' % ', '.join(sorted(clash)))
-        self.ansible = AnsibleModule(argument_spec=dict(CONNECTION_ARGSPEC, **(argument_spec or {})),
-                                     supports_check_mode=supports_check_mode, **kwargs)
+        self.ansible = AnsibleModule(argument_spec=dict(CONNECTION_ARGSPEC, **(argument_spec or {})), supports_check_mode=supports_check_mode, **kwargs)
         if MISSING_LIBRARY:
             library, trace = MISSING_LIBRARY
             self.ansible.fail_json(msg=missing_required_lib(library), exception=trace)

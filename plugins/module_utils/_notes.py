@@ -43,7 +43,8 @@ class NotesTooLongError(ValueError):
         self.excess = length - max_length
         super().__init__(
             f'the Notes would be {length} characters, {self.excess} over the {max_length} that Proxmox VE allows '
-            f'(the managed block takes {block_length}); shorten the Notes or the keys of the block')
+            f'(the managed block takes {block_length}); shorten the Notes or the keys of the block'
+        )
 
 
 class ParsedNotes(NamedTuple):
@@ -57,8 +58,13 @@ def validate_key(path: str) -> str:
     """Return ``path`` if it can be a key of the block, else raise ``ProvisionKeyError`` naming it."""
     if not isinstance(path, str) or not path.strip():
         raise ProvisionKeyError(str(path), 'must be a non-empty path')
-    for char, purpose in ((',', 'separate entries'), ('=', 'separate a path from its hash'), (']', 'close itself'),
-                          ('\n', 'end its line'), ('\r', 'end its line')):
+    for char, purpose in (
+        (',', 'separate entries'),
+        ('=', 'separate a path from its hash'),
+        (']', 'close itself'),
+        ('\n', 'end its line'),
+        ('\r', 'end its line'),
+    ):
         if char in path:
             raise ProvisionKeyError(path, f'contains {char!r}, which the Notes block uses to {purpose}; rename the file')
     if path != path.strip():
@@ -78,8 +84,7 @@ def parse(notes: str | None, tag: str = PROVISION_TAG, value: str = _HASH) -> Pa
     return ParsedNotes(dict(re.findall(_entry(value), match.group('entries'))), match.span('block'))
 
 
-def render(notes: str | None, entries: Mapping[str, str], tag: str = PROVISION_TAG, max_length: int = MAX_NOTES_LENGTH,
-           value: str = _HASH) -> str:
+def render(notes: str | None, entries: Mapping[str, str], tag: str = PROVISION_TAG, max_length: int = MAX_NOTES_LENGTH, value: str = _HASH) -> str:
     """Return ``notes`` with the block ``[tag: ...]`` holding ``entries``, in their order, stripped as PVE stores it.
 
     The block is replaced where it is, or appended after a blank line when absent; with no entries
@@ -98,7 +103,7 @@ def render(notes: str | None, entries: Mapping[str, str], tag: str = PROVISION_T
         result = notes[:start] + block + notes[end:]
     else:
         line_end = match.end() + 1 if notes.startswith('\n', match.end()) else match.end()
-        result = notes[:match.start()] + notes[line_end:]
+        result = notes[: match.start()] + notes[line_end:]
     result = normalize(result)
     if len(result) > max_length:
         raise NotesTooLongError(len(result), len(block), max_length)
@@ -110,8 +115,10 @@ def format_block(entries: Mapping[str, str], tag: str = PROVISION_TAG, value: st
     for path, file_hash in entries.items():
         validate_key(path)
         if not isinstance(file_hash, str) or not re.fullmatch(value, file_hash):
-            raise ProvisionKeyError(path, f'has hash {file_hash!r}; a hash must be lower-case hex' if value == _HASH
-                                    else f'has value {file_hash!r}, which is not of the form {value}')
+            raise ProvisionKeyError(
+                path,
+                f'has hash {file_hash!r}; a hash must be lower-case hex' if value == _HASH else f'has value {file_hash!r}, which is not of the form {value}',
+            )
     return f'[{tag}: ' + ','.join(f'{path}={file_hash}' for path, file_hash in entries.items()) + ']'
 
 
@@ -129,13 +136,11 @@ def _entry(value: str) -> str:
     return f'({_KEY})=({value})'
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _block_line(tag: str, value: str) -> re.Pattern:
     # A block is recognized only as a whole line (blanks around it allowed, and the CR of a CRLF line),
     # so human text that merely mentions "[puls-provision: ...]" inside a sentence is left alone.
-    return re.compile(
-        rf'^[ \t]*(?P<block>\[{re.escape(tag)}:[ \t]*(?P<entries>(?:{_entry(value)}(?:,[ \t]*{_entry(value)})*)?)\])[ \t]*\r?$',
-        re.MULTILINE)
+    return re.compile(rf'^[ \t]*(?P<block>\[{re.escape(tag)}:[ \t]*(?P<entries>(?:{_entry(value)}(?:,[ \t]*{_entry(value)})*)?)\])[ \t]*\r?$', re.MULTILINE)
 
 
 def _last_block(notes: str, tag: str, value: str) -> re.Match | None:

@@ -20,22 +20,22 @@ from dataclasses import dataclass
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _provision_hash
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import DIGEST_WRITE_ATTEMPTS, PveApiError, is_concurrent_change
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import find_vm
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import notes_needs, require
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import find_vm
 
 # The options of pve_notes_hash besides the connection; its action plugin validates with them too.
-ARGUMENT_SPEC = dict(
-    name=dict(type='str'),
-    vmid=dict(type='int'),
-    files=dict(type='list', elements='str', required=True),
-    state=dict(type='str', choices=['query', 'applied'], default='query'),
-    record=dict(type='list', elements='str'),
-    force=dict(type='bool', default=False),
-    hash_mode=dict(type='str', choices=['closure', 'file'], default='closure'),
-    hash_include=dict(type='list', elements='path', default=[]),
-    base_dir=dict(type='path'),
-    hashes=dict(type='dict'),
-)
+ARGUMENT_SPEC = {
+    'name': {'type': 'str'},
+    'vmid': {'type': 'int'},
+    'files': {'type': 'list', 'elements': 'str', 'required': True},
+    'state': {'type': 'str', 'choices': ['query', 'applied'], 'default': 'query'},
+    'record': {'type': 'list', 'elements': 'str'},
+    'force': {'type': 'bool', 'default': False},
+    'hash_mode': {'type': 'str', 'choices': ['closure', 'file'], 'default': 'closure'},
+    'hash_include': {'type': 'list', 'elements': 'path', 'default': []},
+    'base_dir': {'type': 'path'},
+    'hashes': {'type': 'dict'},
+}
 REQUIRED_ONE_OF = [('name', 'vmid')]
 
 _HASH = re.compile(r'[0-9a-f]+')
@@ -64,10 +64,19 @@ class NotesRequest:
         hashes = params.get('hashes') or {}
         for path in files:
             if not isinstance(hashes.get(path), str) or not _HASH.fullmatch(hashes[path]):
-                raise NotesError(f'hashes: no hash (lower-case hex) for {path!r}; leave hashes unset so that the action plugin '
-                                 'computes them on the controller, or give one for every file')
-        return cls(params.get('name'), params.get('vmid'), files, {path: hashes[path] for path in files},
-                   params.get('state') or 'query', record, bool(params.get('force')))
+                raise NotesError(
+                    f'hashes: no hash (lower-case hex) for {path!r}; leave hashes unset so that the action plugin '
+                    'computes them on the controller, or give one for every file'
+                )
+        return cls(
+            params.get('name'),
+            params.get('vmid'),
+            files,
+            {path: hashes[path] for path in files},
+            params.get('state') or 'query',
+            record,
+            bool(params.get('force')),
+        )
 
 
 def check_files(files: Sequence[str], record: Sequence[str] | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -123,8 +132,7 @@ def plan_notes(description: str | None, request: NotesRequest) -> NotesPlan:
         _notes.render(description, _provision_hash.record_all(recorded, request.hashes, request.files))  # raises when it would not fit
         after = _notes.normalize(description)
     pending = _provision_hash.pending(request.files, entries, request.hashes, request.force)
-    applied = [path for path in request.files
-               if _provision_hash.recorded_hash(path, entries, request.files) == request.hashes[path]]
+    applied = [path for path in request.files if _provision_hash.recorded_hash(path, entries, request.files) == request.hashes[path]]
     stale = [key for key in entries if key not in request.files]
     return NotesPlan(_notes.normalize(description), after, pending, applied, stale)
 
@@ -145,9 +153,13 @@ def write_notes(client, notes: VmNotes, request: NotesRequest) -> tuple[VmNotes,
         params = {'description': plan.after} if plan.after else {'delete': 'description'}
         try:
             # Repeating it is harmless: a write that did land makes the digest stale, and the re-read finds it done.
-            client.put(guest_path(notes.node, notes.vmid, '/config'), idempotent=True, digest=notes.digest,
-                       context='writing the provision record into the Notes of VM %s on %s' % (notes.vmid, notes.node),
-                       **params)
+            client.put(
+                guest_path(notes.node, notes.vmid, '/config'),
+                idempotent=True,
+                digest=notes.digest,
+                context='writing the provision record into the Notes of VM %s on %s' % (notes.vmid, notes.node),
+                **params,
+            )
             break
         except PveApiError as exc:
             if not is_concurrent_change(exc.reason) or attempt >= DIGEST_WRITE_ATTEMPTS:
@@ -167,11 +179,17 @@ def reconcile(client, request: NotesRequest, check_mode: bool = False) -> dict:
     vm = find_vm(client.cluster_vms(), request.name, request.vmid)
     if vm is None:
         if request.state == 'query' and check_mode:
-            return dict(changed=False, vmid=request.vmid, node=None, pending=list(request.files), applied=[], stale=[],
-                        hashes=dict(request.hashes))
+            return {
+                'changed': False,
+                'vmid': request.vmid,
+                'node': None,
+                'pending': list(request.files),
+                'applied': [],
+                'stale': [],
+                'hashes': dict(request.hashes),
+            }
         what = 'VM %r' % request.name if request.vmid is None else 'VM %s' % request.vmid
-        raise NotesError(f'{what} does not exist in the cluster: create it before its provision files are queried or '
-                         'recorded, or correct name/vmid')
+        raise NotesError(f'{what} does not exist in the cluster: create it before its provision files are queried or recorded, or correct name/vmid')
     notes = read_notes(client, vm['node'], int(vm['vmid']))
     try:
         if request.state == 'applied' and plan_notes(notes.description, request).changed:
@@ -182,9 +200,15 @@ def reconcile(client, request: NotesRequest, check_mode: bool = False) -> dict:
             plan = plan_notes(notes.description, request)
     except _notes.NotesTooLongError as exc:
         raise NotesError(f'VM {notes.vmid}: {exc}') from None
-    result = dict(changed=plan.changed, vmid=notes.vmid, node=notes.node, pending=plan.pending, applied=plan.applied,
-                  stale=plan.stale, hashes=dict(request.hashes))
+    result = {
+        'changed': plan.changed,
+        'vmid': notes.vmid,
+        'node': notes.node,
+        'pending': plan.pending,
+        'applied': plan.applied,
+        'stale': plan.stale,
+        'hashes': dict(request.hashes),
+    }
     if request.state == 'applied':
-        result['diff'] = dict(before=plan.before, after=plan.after, before_header='VM %s Notes' % notes.vmid,
-                              after_header='VM %s Notes' % notes.vmid)
+        result['diff'] = {'before': plan.before, 'after': plan.after, 'before_header': 'VM %s Notes' % notes.vmid, 'after_header': 'VM %s Notes' % notes.vmid}
     return result

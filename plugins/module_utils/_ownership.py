@@ -74,6 +74,8 @@ def record_text(owner_tag: str, vmid: int | None) -> str | None:
 def inherited_message(name: str, described: str, recorded: int | None, source: str | None, owner_tag: str) -> str:
     """Why a guest with an inherited record is refused, and how to take it over."""
     origin = source or f'guest {recorded}'
-    return (f'{name!r} is {described}, which carries the owner tag {owner_tag!r} but an owner record in its Notes '
-            f'naming VMID {recorded}, not its own: it looks like a clone of {origin} made outside this collection, so '
-            'it is not taken over; set adopt: true to manage it (its record then names its own VMID), or choose another name')
+    return (
+        f'{name!r} is {described}, which carries the owner tag {owner_tag!r} but an owner record in its Notes '
+        f'naming VMID {recorded}, not its own: it looks like a clone of {origin} made outside this collection, so '
+        'it is not taken over; set adopt: true to manage it (its record then names its own VMID), or choose another name'
+    )

@@ -29,8 +29,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import Spe
 
 def clone_volumes(config: Mapping[str, Any]) -> list[str]:
     """The volumes a full clone copies (the privileges it needs): every disk and the cloud-init drive, not an ISO in a CD-ROM drive."""
-    return [volume for key, volume in drive_volumes(config).items()
-            if is_cloudinit_volume(volume) or parse_drive(config[key])[1].get('media') != 'cdrom']
+    return [volume for key, volume in drive_volumes(config).items() if is_cloudinit_volume(volume) or parse_drive(config[key])[1].get('media') != 'cdrom']
 
 
 def locality_volumes(config: Mapping[str, Any]) -> list[str]:
@@ -49,9 +48,16 @@ def _free_memory(status: Mapping[str, Any]) -> int:
     return int(status.get('maxmem') or 0) - int(status.get('mem') or 0)
 
 
-def choose_node(node_status: Iterable[Mapping[str, Any]], node: str | None = None, nodes: Iterable[str] = (),
-                source_node: str | None = None, source_is_local: bool = False, storage: str | None = None,
-                storage_is_local: bool = False, storage_nodes: Iterable[str] | None = None) -> str:
+def choose_node(
+    node_status: Iterable[Mapping[str, Any]],
+    node: str | None = None,
+    nodes: Iterable[str] = (),
+    source_node: str | None = None,
+    source_is_local: bool = False,
+    storage: str | None = None,
+    storage_is_local: bool = False,
+    storage_nodes: Iterable[str] | None = None,
+) -> str:
     """The node to create the VM on (see the module docstring); SpecError naming ``node`` or ``nodes`` when none fits.
 
     ``node_status`` is the node listing (node, status, maxmem, mem); ``source_node`` the node of the template
@@ -64,8 +70,7 @@ def choose_node(node_status: Iterable[Mapping[str, Any]], node: str | None = Non
     candidates = list(nodes)
     unknown = [name for name in [node, *candidates] if name and name not in listing]
     if unknown:
-        raise SpecError('node' if node in unknown else 'nodes',
-                        f"names {', '.join(unknown)}, not a node of this cluster ({', '.join(sorted(listing))})")
+        raise SpecError('node' if node in unknown else 'nodes', f"names {', '.join(unknown)}, not a node of this cluster ({', '.join(sorted(listing))})")
     reason = None
     if source_node and source_is_local:
         reason = f'the source is on local storage of {source_node}'
@@ -75,28 +80,33 @@ def choose_node(node_status: Iterable[Mapping[str, Any]], node: str | None = Non
     if node:
         if reason and node != source_node:
             fix = 'put the source on shared storage' if source_is_local else 'declare a shared storage'
-            raise SpecError('node', f'is {node}, but {reason}, so PVE can only create this VM on {source_node}; '
-                                    f'set node: {source_node} or {fix}')
+            raise SpecError('node', f'is {node}, but {reason}, so PVE can only create this VM on {source_node}; set node: {source_node} or {fix}')
         if reachable is not None and node != source_node and node not in reachable:
-            raise SpecError('node', f'is {node}, but storage {storage} is not enabled there (only on '
-                                    f"{', '.join(sorted(reachable)) or 'no node'}); set node to one of those or declare another storage")
+            raise SpecError(
+                'node',
+                f'is {node}, but storage {storage} is not enabled there (only on '
+                f"{', '.join(sorted(reachable)) or 'no node'}); set node to one of those or declare another storage",
+            )
         chosen = [node]
     elif reason and source_node:  # a reason names the source's node
         if candidates and source_node not in candidates:
-            raise SpecError('nodes', f"lists {', '.join(candidates)}, but the VM must be created on {source_node} ({reason}); "
-                                     f'add {source_node} to nodes or set node')
+            raise SpecError(
+                'nodes', f"lists {', '.join(candidates)}, but the VM must be created on {source_node} ({reason}); add {source_node} to nodes or set node"
+            )
         chosen = [source_node]
     else:
         chosen = candidates or online
         if reachable is not None:
             chosen = [name for name in chosen if name in reachable or name == source_node]
             if not chosen:
-                raise SpecError('storage', f"is {storage}, which is enabled on none of the nodes the VM may go to "
-                                           f"({', '.join(candidates or online)}); declare another storage or other nodes")
+                raise SpecError(
+                    'storage',
+                    f"is {storage}, which is enabled on none of the nodes the VM may go to "
+                    f"({', '.join(candidates or online)}); declare another storage or other nodes",
+                )
     usable = [name for name in chosen if name in online]
     if not usable and node:
         raise SpecError('node', f'is {node}, which is not online; wait for it or name another node')
     if not usable:
-        raise SpecError('nodes', f"offers no online node to create the VM on ({', '.join(chosen) or 'none listed'}); "
-                                 'bring one online or add another')
+        raise SpecError('nodes', f"offers no online node to create the VM on ({', '.join(chosen) or 'none listed'}); bring one online or add another")
     return min(usable, key=lambda name: (-_free_memory(listing[name]), name))

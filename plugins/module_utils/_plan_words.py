@@ -16,19 +16,19 @@ from typing import Any
 ACTIONS = (
     ('create', 'create', 'The VM is created (cloned or imported), or the ISO or cloud image of `pve_isos` downloaded or uploaded.'),
     ('update', 'update', 'Settings of the VM (or the file of an ISO) are changed in place.'),
-    ('update (reboot needed)', 'update', 'Settings are changed that the running VM takes only at its next boot '
-                                         '(`pve_apply_mode: report`).'),
+    ('update (reboot needed)', 'update', 'Settings are changed that the running VM takes only at its next boot (`pve_apply_mode: report`).'),
     ('build', 'build', 'The template is built for the first time: a build VM is made, provisioned, generalized and converted.'),
-    ('rebuild (REASON)', 'rebuild', 'The template is built anew because what built it changed, for example '
-                                    '`rebuild (provision file base.yml changed)`.'),
-    ('provision FILE, ...', 'provision', 'These provision files run, in order: the pending ones of a VM, every one of a '
-                                         'template being built.'),
+    ('rebuild (REASON)', 'rebuild', 'The template is built anew because what built it changed, for example `rebuild (provision file base.yml changed)`.'),
+    ('provision FILE, ...', 'provision', 'These provision files run, in order: the pending ones of a VM, every one of a template being built.'),
     ('replace OLD', 'replace', 'The VM `OLD` of `pve_replace` is destroyed once this machine is created and provisioned.'),
-    ('destroy', 'destroy', 'The machine declared `pve_state: absent` (or the stack, `puls.proxmox.destroy`) is destroyed, '
-                           'or the ISO declared absent deleted.'),
+    ('destroy', 'destroy', 'The machine declared `pve_state: absent` (or the stack, `puls.proxmox.destroy`) is destroyed, or the ISO declared absent deleted.'),
     ('prune', 'prune', 'The owned guest declared nowhere is destroyed (`pve_prune: true`).'),
-    ('orphan', 'orphan', 'The owned guest is declared nowhere and left alone: `pve_prune` is off, or prune never takes it '
-                         '(protected, or a template that linked clones use). Counted, but not work to do.'),
+    (
+        'orphan',
+        'orphan',
+        'The owned guest is declared nowhere and left alone: `pve_prune` is off, or prune never takes it '
+        '(protected, or a template that linked clones use). Counted, but not work to do.',
+    ),
     ('ok', None, 'Nothing to do: the machine is as declared. Only ever alone.'),
 )
 COUNTED = tuple(dict.fromkeys(total for _word, total, _meaning in ACTIONS if total))
@@ -90,5 +90,5 @@ def words_table() -> str:
     """The Markdown table of the plan words, as docs/index.md shows it."""
     lines = ['| action | counted in | meaning |', '|---|---|---|']
     for word, total, meaning in ACTIONS:
-        lines.append('| `{0}` | {1} | {2} |'.format(word, '`{0}`'.format(total) if total else '`ok` (alone)', meaning))
+        lines.append('| `{0}` | {1} | {2} |'.format(word, f'`{total}`' if total else '`ok` (alone)', meaning))
     return '\n'.join(lines)

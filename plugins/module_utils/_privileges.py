@@ -21,8 +21,8 @@ holds it, propagating unless it is the path itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,11 +30,24 @@ from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApi
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT
 from ansible_collections.puls.proxmox.plugins.module_utils._iso_plan import DELETE, NONE, REPLACE
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import clone_volumes
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import (
-    CONFIGURE, DELETE_VOLUME, DESTROY, REGENERATE_CLOUDINIT, RESIZE, SHUTDOWN, START, UPLOAD_SEED,
-)
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
-    _DRIVE_KEY, cloudinit_drive_key, is_cloudinit_key, is_cloudinit_volume, parse_drive, parse_net, storage_of,
+    _DRIVE_KEY,
+    cloudinit_drive_key,
+    is_cloudinit_key,
+    is_cloudinit_volume,
+    parse_drive,
+    parse_net,
+    storage_of,
+)
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import (
+    CONFIGURE,
+    DELETE_VOLUME,
+    DESTROY,
+    REGENERATE_CLOUDINIT,
+    RESIZE,
+    SHUTDOWN,
+    START,
+    UPLOAD_SEED,
 )
 
 # The path of a VM whose VMID is allocated at creation: only a grant on /vms (or the pool) reaches it.
@@ -43,10 +56,24 @@ NEW_VM = '/vms/<new VMID>'
 _KEY_PRIVILEGES = {
     'VM.Config.CPU': ('affinity', 'cores', 'cpu', 'cpulimit', 'cpuunits', 'numa', 'sockets', 'vcpus'),
     'VM.Config.Memory': ('balloon', 'memory', 'shares'),
-    'VM.Config.HWType': ('acpi', 'audio0', 'hotplug', 'kvm', 'machine', 'scsihw', 'serial0', 'smbios1', 'tablet', 'vga',
-                         'watchdog'),
-    'VM.Config.Options': ('agent', 'autostart', 'bios', 'description', 'keyboard', 'localtime', 'name', 'onboot', 'ostype',
-                          'protection', 'reboot', 'startdate', 'startup', 'tags', 'tdf'),
+    'VM.Config.HWType': ('acpi', 'audio0', 'hotplug', 'kvm', 'machine', 'scsihw', 'serial0', 'smbios1', 'tablet', 'vga', 'watchdog'),
+    'VM.Config.Options': (
+        'agent',
+        'autostart',
+        'bios',
+        'description',
+        'keyboard',
+        'localtime',
+        'name',
+        'onboot',
+        'ostype',
+        'protection',
+        'reboot',
+        'startdate',
+        'startup',
+        'tags',
+        'tdf',
+    ),
     'VM.Config.Disk': ('boot', 'bootdisk', 'vmstatestorage'),
 }
 PRIVILEGE_OF_KEY = {key: privilege for privilege, keys in _KEY_PRIVILEGES.items() for key in keys}
@@ -84,6 +111,7 @@ def storage_path(volume_or_storage: str) -> str:
 
 # ---------------------------------------------------------------------------------------------- what plans need
 
+
 def vm_needs(actions: Iterable[Any], vmid: int | None, source_config: Mapping[str, Any] | None = None) -> list[Need]:
     """The needs of pve_vm's plan actions (``_vm_plan.Action``) on VM vmid (None: a VMID allocated by a clone or import);
     ``source_config`` is the clone source's config (its disks are copied by a full clone)."""
@@ -118,8 +146,10 @@ def through_pool(item: Need, path: str, pool: str) -> Need:
     """A need of a VM created in pool: PVE checks the privileges of a create on /vms/NEW or /pool/P (RPCEnvironment.pm
     check_vm_perm with the pool), and a VM in a pool inherits the pool's ACLs (RPCEnvironment.pm permissions), so every
     grant on the new VM's path may come from /pool/P instead."""
+
     def pooled(option: tuple[Grant, ...]) -> tuple[Grant, ...]:
         return tuple(Grant(grant.privilege, f'/pool/{pool}') if grant.path == path else grant for grant in option)
+
     options = [item.grants, *item.instead]
     extra = tuple(pooled(option) for option in options if pooled(option) != option and pooled(option) not in options)
     return Need(item.purpose, item.grants, item.instead + extra) if extra else item
@@ -136,14 +166,19 @@ def _clone_needs(params: Mapping[str, Any], vmid: int | None, source_config: Map
     purpose = f'to create VM {params["name"]} as a clone of {params["vmid"]}'
     needs = [need(purpose, 'VM.Clone', vm_path(params['vmid'])), _allocate(purpose, vmid, params.get('pool'))]
     # clone_vm checks SDN.Use on the bridges of the source's NICs (qemu-server Qemu.pm clone_vm, check_bridge_access).
-    needs += [_bridge_need(key, value, f'{purpose}: its {key} is on') for key, value in sorted(source_config.items())
-              if key.startswith('net') and key[3:].isdigit()]
+    needs += [
+        _bridge_need(key, value, f'{purpose}: its {key} is on') for key, value in sorted(source_config.items()) if key.startswith('net') and key[3:].isdigit()
+    ]
     if params.get('full'):
         # A full clone allocates a copy of each disk (not of a CD-ROM or the cloud-init drive) on its storage or `storage`.
-        storages = {params['storage']} if params.get('storage') else {
-            storage for volume in clone_volumes(source_config) if not is_cloudinit_volume(volume) and (storage := storage_of(volume))}
-        needs += [need(f'{purpose}: a full clone copies its disks to {storage}', 'Datastore.AllocateSpace', storage_path(storage))
-                  for storage in sorted(storages)]
+        storages = (
+            {params['storage']}
+            if params.get('storage')
+            else {storage for volume in clone_volumes(source_config) if not is_cloudinit_volume(volume) and (storage := storage_of(volume))}
+        )
+        needs += [
+            need(f'{purpose}: a full clone copies its disks to {storage}', 'Datastore.AllocateSpace', storage_path(storage)) for storage in sorted(storages)
+        ]
     return needs
 
 
@@ -217,8 +252,7 @@ def _import_source_need(key: str, source: str) -> Need:
     if owner is not None:
         return need(f'to import {source} (a disk of VM {owner}) into {key}', 'VM.Clone', vm_path(owner))
     path = storage_path(source)
-    return need(f'to read {source} for {key}', 'Datastore.Audit', path, Grant('Datastore.AllocateSpace', path),
-                Grant('Datastore.Allocate', path))
+    return need(f'to read {source} for {key}', 'Datastore.Audit', path, Grant('Datastore.AllocateSpace', path), Grant('Datastore.Allocate', path))
 
 
 # The zone of a bridge, until the VNet list says which it is: ``require`` puts the VNet's zone in its place.
@@ -249,8 +283,13 @@ def iso_needs(steps: Iterable[Any], storage: str, download: bool) -> list[Need]:
         if step.action != DELETE:
             needs.append(need(f'to put the file on {storage} of {step.node}', 'Datastore.AllocateTemplate', storage_path(storage)))
             if download:
-                needs.append(Need(f'to let {step.node} download it', (Grant('Sys.Audit', '/'), Grant('Sys.Modify', '/')),
-                                  ((Grant('Sys.AccessNetwork', f'/nodes/{step.node}'),),)))
+                needs.append(
+                    Need(
+                        f'to let {step.node} download it',
+                        (Grant('Sys.Audit', '/'), Grant('Sys.Modify', '/')),
+                        ((Grant('Sys.AccessNetwork', f'/nodes/{step.node}'),),),
+                    )
+                )
         needs.append(need(f'to record the file in the notes of {step.node}', 'Sys.Modify', '/'))
     return needs
 
@@ -288,6 +327,7 @@ def conversion_needs(conversion: Any) -> list[Need]:
 
 
 # ---------------------------------------------------------------------------------------------- checking
+
 
 def holds(permissions: Mapping[str, Mapping[str, Any]], grant: Grant) -> bool:
     """Whether the effective permissions (``GET /access/permissions``) give grant.privilege on grant.path; a path with
@@ -329,8 +369,7 @@ def refusal(doing: str, lacking: list[tuple[Need, tuple[Grant, ...]]], credentia
             if grant.privilege not in privileges:
                 privileges.append(grant.privilege)
     hints = '; '.join(grant_hint(', '.join(privileges), path, credential) for path, privileges in per_path.items())
-    return (f'{doing} refused before any change: {credential.description} lacks privileges the plan needs: '
-            f'{"; ".join(lines)}. Hint: {hints}')
+    return f'{doing} refused before any change: {credential.description} lacks privileges the plan needs: {"; ".join(lines)}. Hint: {hints}'
 
 
 def _grant_path(path: str) -> str:
@@ -357,6 +396,7 @@ def in_zones(needs: list[Need], zones: Mapping[str, str] | None) -> list[Need]:
     """The bridge needs with the zone resolved: a listed VNet's own zone. A bridge not listed is a plain Linux bridge
     (zone localnetwork) or a VNet the credential may not see: localnetwork is asked for, and SDN.Use on that bridge in
     any zone does as well, so the check is never stricter than PVE (which refuses a wrong zone itself)."""
+
     def resolved(grant: Grant) -> Grant:
         if f'/{ANY_ZONE}/' not in grant.path:
             return grant

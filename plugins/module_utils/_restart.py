@@ -110,8 +110,7 @@ def set_back(notes: str | None, written: Mapping[str, Any], vmid: int, started: 
     return frozenset(key for key, value in written.items() if record.values.get(key) == value_hash(value))
 
 
-def with_record(notes: str | None, booted: Mapping[str, Any], written: Mapping[str, Any], vmid: int, started: int | None,
-                waiting: Iterable[str]) -> str:
+def with_record(notes: str | None, booted: Mapping[str, Any], written: Mapping[str, Any], vmid: int, started: int | None, waiting: Iterable[str]) -> str:
     """``notes`` with the record after a write of ``written`` (key -> new value, None: deleted) to the running VM
     ``vmid``; ``booted`` holds the values the guest runs with (the running config), ``waiting`` the written keys that
     await a restart. Keys recorded for the same boot keep their booted value; a stale record is replaced; no key
@@ -120,8 +119,7 @@ def with_record(notes: str | None, booted: Mapping[str, Any], written: Mapping[s
     kept = dict(record.values) if record is not None and record.same_boot(vmid, started) else {}
     for key in waiting:
         kept.setdefault(key, value_hash(booted.get(key)))
-    values = {key: booted_hash for key, booted_hash in kept.items() if value_hash(written.get(key)) != booted_hash
-              or key not in written}
+    values = {key: booted_hash for key, booted_hash in kept.items() if value_hash(written.get(key)) != booted_hash or key not in written}
     if not values:
         return _notes.render(notes, {}, tag=PENDING_BLOCK)
     boot = {_STARTED: str(started)} if started is not None else {}  # unknown: the record holds while the VM runs

@@ -47,10 +47,10 @@ def _value(value: Any) -> str:
 def _difference(entry: Mapping[str, Any]) -> str:
     field = '<code>{0}</code>'.format(escape(str(entry.get('field'))))
     if entry.get('pending_restart'):
-        return '<li>{0}: waits for a restart</li>'.format(field)
+        return f'<li>{field}: waits for a restart</li>'
     if 'declared' in entry or 'observed' in entry:
         return '<li>{0}: declared {1}, observed {2}</li>'.format(field, _value(entry.get('declared')), _value(entry.get('observed')))
-    return '<li>{0}</li>'.format(field)
+    return f'<li>{field}</li>'
 
 
 def _list(items: list[str], empty: str = '') -> str:
@@ -67,41 +67,52 @@ def render(history: list[Mapping[str, Any]], title: str = 'Puls status') -> str:
     latest = history[-1] if history else None
     rows = []
     for machine in machines:
-        runs = ['<li>{0} {1}: {2}</li>'.format(escape(run['finished']), escape(_mode(run['check_mode'])),
-                                               escape(', '.join(run['actions']))) for run in machine['runs']]
-        rows.append('<tr data-machine="{0}"><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td></tr>'.format(
-            escape(machine['name']), escape(machine['kind']), _state(machine['state']),
-            _list([_difference(entry) for entry in machine['differences']], 'none'), _list(runs)))
+        runs = [
+            '<li>{0} {1}: {2}</li>'.format(escape(run['finished']), escape(_mode(run['check_mode'])), escape(', '.join(run['actions'])))
+            for run in machine['runs']
+        ]
+        rows.append(
+            '<tr data-machine="{0}"><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td></tr>'.format(
+                escape(machine['name']),
+                escape(machine['kind']),
+                _state(machine['state']),
+                _list([_difference(entry) for entry in machine['differences']], 'none'),
+                _list(runs),
+            )
+        )
     run_rows = []
     for run in reversed(history):
-        totals = ', '.join('{0} {1}'.format(count, kind) for kind, count in (run.get('totals') or {}).items() if count)
-        run_rows.append('<tr data-run="{0}"><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td></tr>'.format(
-            escape(run['finished']), escape(_mode(run['check_mode'])), _state(run['outcome']), _commit(run.get('git')),
-            escape(totals or 'nothing')))
+        totals = ', '.join(f'{count} {kind}' for kind, count in (run.get('totals') or {}).items() if count)
+        run_rows.append(
+            '<tr data-run="{0}"><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td></tr>'.format(
+                escape(run['finished']), escape(_mode(run['check_mode'])), _state(run['outcome']), _commit(run.get('git')), escape(totals or 'nothing')
+            )
+        )
     summary = 'No run in the history yet.'
     if latest:
-        summary = 'Last run {0} ({1}): {2}, from {3}.'.format(escape(latest['finished']), escape(_mode(latest['check_mode'])),
-                                                              _state(latest['outcome']), _commit(latest.get('git')))
-    return '\n'.join([
-        '<!DOCTYPE html>',
-        '<html lang="en"><head><meta charset="utf-8">',
-        # Nothing but the inline style may load: a browser refuses (and reports) any script or asset, wherever from.
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        '<title>{0}</title>'.format(escape(title)),
-        '<style>{0}</style></head><body>'.format(STYLE),
-        '<h1>{0}</h1>'.format(escape(title)),
-        '<p id="summary">{0}</p>'.format(summary),
-        '<h2>Machines</h2>',
-        '<table id="machines"><thead><tr><th>machine</th><th>kind</th><th>state</th><th>fields that differ</th>'
-        '<th>last runs</th></tr></thead><tbody>',
-        *rows,
-        '</tbody></table>',
-        '<h2>Runs</h2>',
-        '<table id="runs"><thead><tr><th>finished</th><th>mode</th><th>outcome</th><th>commit</th><th>totals</th></tr>'
-        '</thead><tbody>',
-        *run_rows,
-        '</tbody></table>',
-        '</body></html>',
-        '',
-    ])
+        summary = 'Last run {0} ({1}): {2}, from {3}.'.format(
+            escape(latest['finished']), escape(_mode(latest['check_mode'])), _state(latest['outcome']), _commit(latest.get('git'))
+        )
+    return '\n'.join(
+        [
+            '<!DOCTYPE html>',
+            '<html lang="en"><head><meta charset="utf-8">',
+            # Nothing but the inline style may load: a browser refuses (and reports) any script or asset, wherever from.
+            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f'<title>{escape(title)}</title>',
+            f'<style>{STYLE}</style></head><body>',
+            f'<h1>{escape(title)}</h1>',
+            f'<p id="summary">{summary}</p>',
+            '<h2>Machines</h2>',
+            '<table id="machines"><thead><tr><th>machine</th><th>kind</th><th>state</th><th>fields that differ</th><th>last runs</th></tr></thead><tbody>',
+            *rows,
+            '</tbody></table>',
+            '<h2>Runs</h2>',
+            '<table id="runs"><thead><tr><th>finished</th><th>mode</th><th>outcome</th><th>commit</th><th>totals</th></tr></thead><tbody>',
+            *run_rows,
+            '</tbody></table>',
+            '</body></html>',
+            '',
+        ]
+    )

@@ -78,8 +78,11 @@ def wait_task(client, upid, timeout, context=None):
             seen = _note_progress(client, progress, upid, node, context, seen)
         if status.get('status') == 'stopped':
             return _finished(client, upid, node, what, context, str(status.get('exitstatus', '')))
-    raise PveApiError('%s: timed out after %g s waiting for %s (%s); it may still be running, see its log in PVE'
-                      % (context, timeout, what, upid), reason='task timeout', upid=upid)
+    raise PveApiError(
+        '%s: timed out after %g s waiting for %s (%s); it may still be running, see its log in PVE' % (context, timeout, what, upid),
+        reason='task timeout',
+        upid=upid,
+    )
 
 
 def _note_progress(client, progress, upid, node, context, seen):
@@ -89,8 +92,9 @@ def _note_progress(client, progress, upid, node, context, seen):
     numbered 1 while the log is empty (pve-common src/PVE/Tools.pm dump_logfile), which ``n`` tells from a real one.
     Progress never fails the wait: a log that cannot be read is noted as no new line."""
     try:
-        entries = client.get('/nodes/%s/tasks/%s/log' % (node, upid), context='reading the log of %s' % describe_task(upid),
-                             start=seen, limit=LOG_FETCH_LIMIT) or []
+        entries = (
+            client.get('/nodes/%s/tasks/%s/log' % (node, upid), context='reading the log of %s' % describe_task(upid), start=seen, limit=LOG_FETCH_LIMIT) or []
+        )
     except PveApiError:
         entries = []
     fresh = [entry for entry in entries if int(entry.get('n', 0)) > seen]
@@ -103,14 +107,20 @@ def _note_progress(client, progress, upid, node, context, seen):
 def _finished(client, upid, node, what, context, exitstatus):
     if exitstatus == 'OK':
         return TaskResult(upid)
-    lines = [str(entry.get('t', '')) for entry in client.get(
-        '/nodes/%s/tasks/%s/log' % (node, upid), context='reading the log of %s' % what, start=0, limit=LOG_FETCH_LIMIT)]
+    lines = [
+        str(entry.get('t', ''))
+        for entry in client.get('/nodes/%s/tasks/%s/log' % (node, upid), context='reading the log of %s' % what, start=0, limit=LOG_FETCH_LIMIT)
+    ]
     if exitstatus.startswith('WARNINGS'):
         return TaskResult(upid, exitstatus, tuple(line for line in lines if line.startswith('WARN')))
     tail = lines[-LOG_TAIL_LINES:]
-    raise PveApiError('%s failed: %s (%s) ended with: %s\nlast lines of its log:\n  %s'
-                      % (context, what, upid, exitstatus, '\n  '.join(tail)),
-                      reason=exitstatus, upid=upid, exitstatus=exitstatus, log=tail)
+    raise PveApiError(
+        '%s failed: %s (%s) ended with: %s\nlast lines of its log:\n  %s' % (context, what, upid, exitstatus, '\n  '.join(tail)),
+        reason=exitstatus,
+        upid=upid,
+        exitstatus=exitstatus,
+        log=tail,
+    )
 
 
 def wait_unlocked(client, node, vmid, timeout):
@@ -124,8 +134,10 @@ def wait_unlocked(client, node, vmid, timeout):
             return config
         if progress is not None:
             progress.note('waiting for VM %s on %s to be unlocked (lock: %s)' % (vmid, node, config.get('lock')))
-    raise PveApiError('timed out after %g s waiting for VM %s on %s to be unlocked (lock: %s)'
-                      % (timeout, vmid, node, config.get('lock')), reason='VM is locked (%s)' % config.get('lock'))
+    raise PveApiError(
+        'timed out after %g s waiting for VM %s on %s to be unlocked (lock: %s)' % (timeout, vmid, node, config.get('lock')),
+        reason='VM is locked (%s)' % config.get('lock'),
+    )
 
 
 def wait_power_state(client, node, vmid, wanted, deadline, context):
@@ -141,9 +153,14 @@ def wait_power_state(client, node, vmid, wanted, deadline, context):
             return status
     ha = status.get('ha') or {}
     managed = str(ha.get('managed', 0)) in ('1', 'True', 'true')
-    how = (' VM %s is HA-managed (HA state: %s): PVE queued the request to the HA manager, which has not carried it out;'
-           ' see the HA status of vm:%s (ha-manager status, or Datacenter > HA in the web UI)' % (vmid, ha.get('state') or 'unknown', vmid)
-           if managed else ' check the VM in PVE')
-    raise PveApiError('%s: the task ended, but VM %s on %s is %s, not %s, after waiting until the timeout;%s'
-                      % (context, vmid, node, status.get('status') or 'unknown', wanted, how),
-                      reason='VM is %s, not %s' % (status.get('status') or 'unknown', wanted))
+    how = (
+        ' VM %s is HA-managed (HA state: %s): PVE queued the request to the HA manager, which has not carried it out;'
+        ' see the HA status of vm:%s (ha-manager status, or Datacenter > HA in the web UI)' % (vmid, ha.get('state') or 'unknown', vmid)
+        if managed
+        else ' check the VM in PVE'
+    )
+    raise PveApiError(
+        '%s: the task ended, but VM %s on %s is %s, not %s, after waiting until the timeout;%s'
+        % (context, vmid, node, status.get('status') or 'unknown', wanted, how),
+        reason='VM is %s, not %s' % (status.get('status') or 'unknown', wanted),
+    )

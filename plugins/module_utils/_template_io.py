@@ -34,8 +34,8 @@ from ansible_collections.puls.proxmox.plugins.module_utils._files_record import 
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._notes import NotesTooLongError
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import conversion_needs, require
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import Execution, Outcome, Vm, read_status
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, as_bool, cloudinit_drive_key, normalize_tags
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import Execution, Outcome, Vm, read_status
 
 # PVE's refusal to destroy a base volume (QemuServer.pm destroy_vm says "linked cloned").
 _BASE_IN_USE = 'is still in use by linked clone'
@@ -56,8 +56,7 @@ def reconcile(client, request: _template_plan.TemplateRequest, check_mode: bool 
 
 
 def _result(entry, changed=False, diff=None, **facts):
-    return dict(changed=changed, diff=diff, vmid=int(entry['vmid']) if entry else None, node=entry.get('node') if entry else None,
-                **facts)
+    return dict(changed=changed, diff=diff, vmid=int(entry['vmid']) if entry else None, node=entry.get('node') if entry else None, **facts)
 
 
 def _execution(client, entry, request, status='stopped'):
@@ -65,6 +64,7 @@ def _execution(client, entry, request, status='stopped'):
 
 
 # ---------------------------------------------------------------------------------------------- the spec
+
 
 @dataclass(frozen=True)
 class Wanted:
@@ -96,21 +96,22 @@ def image_identity(client, spec, resources, template_vmid=None) -> tuple[str | N
         raise SpecError('spec', str(exc)) from None
     if source.kind == CLONE:
         if template_vmid is not None and source.vmid == template_vmid:
-            raise SpecError('spec', f'image {spec["image"]!r} is the template itself ({source.describe()}); a template cannot '
-                                    'be built from itself: name its base image')
+            raise SpecError(
+                'spec', f'image {spec["image"]!r} is the template itself ({source.describe()}); a template cannot be built from itself: name its base image'
+            )
         return f'{source.vmid}:{source.name}', source.describe()
-    online = sorted(item['node'] for item in client.get('/nodes', context='listing the nodes of the cluster')
-                    if item.get('status') == 'online')
+    online = sorted(item['node'] for item in client.get('/nodes', context='listing the nodes of the cluster') if item.get('status') == 'online')
     record = next((found for found in (read_notes(client, node).entries.get(source.volume) for node in online) if found), None)
     return f'{source.volume}@{record or "unrecorded"}', source.describe()
 
 
 # ---------------------------------------------------------------------------------------------- present
 
+
 def query(client, request, resources, found) -> dict:
     """Whether the template exists and is current against the spec (if given), and whether a build of it runs; never writes."""
     build = _template_plan.find_building(resources, request.name)
-    facts: dict[str, Any] = dict(building=None if build is None else dict(vmid=int(build['vmid']), node=build['node'], name=build['name']))
+    facts: dict[str, Any] = {'building': None if build is None else {'vmid': int(build['vmid']), 'node': build['node'], 'name': build['name']}}
     want = None
     if request.spec is not None:
         want = wanted(client, request, resources, None if found is None else int(found['vmid']))
@@ -120,12 +121,12 @@ def query(client, request, resources, found) -> dict:
     reasons = []
     if want is not None:
         config = client.vm_config(found['node'], found['vmid'])
-        reasons = _template_plan.decide(config.get('description'), config, want.entries, request.spec, request.provision_hashes or {},
-                                   want.image)
+        reasons = _template_plan.decide(config.get('description'), config, want.entries, request.spec, request.provision_hashes or {}, want.image)
     return _result(found, name=found.get('name'), current=not reasons, reason='; '.join(reasons), **facts)
 
 
 # ---------------------------------------------------------------------------------------------- retired
+
 
 def _check_owned(entry, config, request, doing):
     """Refuse a template that is not this collection's: without the owner tag, or with an owner record naming another
@@ -133,14 +134,20 @@ def _check_owned(entry, config, request, doing):
     earlier release) is named by the declaration, so it is managed (_ownership)."""
     owner = _ownership.state(config, int(entry['vmid']), request.owner_tag)
     if owner == _ownership.FOREIGN:
-        raise SpecError('name', f'{doing} refused: {_template_plan.describe(entry)} lacks the owner tag {request.owner_tag!r}, so it was '
-                                'not made by this collection; add the tag to it in PVE to let pve_template manage it, or correct '
-                                'name/vmid')
+        raise SpecError(
+            'name',
+            f'{doing} refused: {_template_plan.describe(entry)} lacks the owner tag {request.owner_tag!r}, so it was '
+            'not made by this collection; add the tag to it in PVE to let pve_template manage it, or correct '
+            'name/vmid',
+        )
     if owner == _ownership.INHERITED:
         recorded = _ownership.recorded_vmid(config.get('description'), request.owner_tag)
-        raise SpecError('name', f'{doing} refused: {_template_plan.describe(entry)} carries the owner tag {request.owner_tag!r} but an '
-                                f'owner record in its Notes naming VMID {recorded}, not its own: it was copied from a guest of this '
-                                'collection outside it; correct name/vmid, or remove it by hand')
+        raise SpecError(
+            'name',
+            f'{doing} refused: {_template_plan.describe(entry)} carries the owner tag {request.owner_tag!r} but an '
+            f'owner record in its Notes naming VMID {recorded}, not its own: it was copied from a guest of this '
+            'collection outside it; correct name/vmid, or remove it by hand',
+        )
 
 
 def retire(client, request, found, check_mode) -> dict:
@@ -153,14 +160,17 @@ def retire(client, request, found, check_mode) -> dict:
     _check_owned(found, config, request, 'retiring')
     new_name = _template_plan.retire_name(request.name, int(found['vmid']), config.get('description'))
     tags = _template_plan.retired_tags(config.get('tags'))
-    diff = dict(before={'name': config.get('name'), 'tags': sorted(normalize_tags(config.get('tags')))},
-                after={'name': new_name, 'tags': sorted(normalize_tags(tags))})
+    diff = {
+        'before': {'name': config.get('name'), 'tags': sorted(normalize_tags(config.get('tags')))},
+        'after': {'name': new_name, 'tags': sorted(normalize_tags(tags))},
+    }
     if not check_mode:
         _execution(client, found, request).configure(set={'name': new_name, 'tags': tags}, delete=[])
     return _result(found, True, diff, name=new_name)
 
 
 # ---------------------------------------------------------------------------------------------- absent
+
 
 def linked_clones(client, resources, template_vmid, template_config=None, ignore=()) -> list[str]:
     """The guests that use, or may use, the template's base volumes as linked clones, as 'name (VMID)'; reads every
@@ -205,7 +215,7 @@ def _template_config(client, resources, template_vmid):
 def remove(client, request, resources, found, check_mode) -> dict:
     """Destroy the template with its disks; refused while linked clones use it, when protected or not owned."""
     if found is None:
-        return _result(None, diff=dict(before={'state': 'absent'}, after={'state': 'absent'}), name=None)
+        return _result(None, diff={'before': {'state': 'absent'}, 'after': {'state': 'absent'}}, name=None)
     config = client.vm_config(found['node'], found['vmid'])
     _check_owned(found, config, request, 'state absent')
     what = _template_plan.describe(found)
@@ -213,21 +223,24 @@ def remove(client, request, resources, found, check_mode) -> dict:
         raise SpecError('state', f'absent refused: {what} is protected; turn protection off in PVE first if it really is to go')
     users = linked_clones(client, resources, int(found['vmid']), config)
     if users:
-        raise SpecError('state', f'absent refused: linked clones use {what}: {", ".join(users)}; destroy them first, or retire '
-                                 'the template (state: retired) to keep it under another name')
-    diff = dict(before={'state': 'present', 'vmid': int(found['vmid']), 'name': found.get('name')}, after={'state': 'absent'})
+        raise SpecError(
+            'state',
+            f'absent refused: linked clones use {what}: {", ".join(users)}; destroy them first, or retire '
+            'the template (state: retired) to keep it under another name',
+        )
+    diff = {'before': {'state': 'present', 'vmid': int(found['vmid']), 'name': found.get('name')}, 'after': {'state': 'absent'}}
     if not check_mode:
         try:
             _execution(client, found, request).destroy(**DESTROY_PARAMS)
         except PveApiError as exc:
             if _BASE_IN_USE not in (exc.reason or ''):
                 raise
-            raise SpecError('state', f'absent refused by PVE: {exc.reason}; destroy the linked clones first, or retire the '
-                                     'template (state: retired)') from None
+            raise SpecError('state', f'absent refused by PVE: {exc.reason}; destroy the linked clones first, or retire the template (state: retired)') from None
     return _result(found, True, diff, name=found.get('name'))
 
 
 # ---------------------------------------------------------------------------------------------- converted
+
 
 @dataclass
 class Conversion:
@@ -253,8 +266,14 @@ class Conversion:
 
     def diff(self, name) -> dict:
         config = self.config
-        before = {'vmid': int(self.build['vmid']), 'name': config.get('name'), 'template': False, 'status': self.status,
-                  'tags': sorted(normalize_tags(config.get('tags'))), 'notes': config.get('description') or ''}
+        before = {
+            'vmid': int(self.build['vmid']),
+            'name': config.get('name'),
+            'template': False,
+            'status': self.status,
+            'tags': sorted(normalize_tags(config.get('tags'))),
+            'notes': config.get('description') or '',
+        }
         after = dict(before, name=name, template=True, status='stopped', tags=sorted(normalize_tags(self.tags)), notes=self.notes)
         for key in self.strip:
             before[key] = _template_plan.show_setting(key, config[key])
@@ -263,9 +282,8 @@ class Conversion:
             self.seed.diff(before, after)
         if self.previous is not None:
             before['previous'] = {'vmid': int(self.previous['vmid']), 'name': name, 'state': 'present'}
-            after['previous'] = {'vmid': int(self.previous['vmid']), 'name': self.retired_name(name),
-                                 'state': 'absent' if self.destroy_previous else 'retired'}
-        return dict(before=before, after=after)
+            after['previous'] = {'vmid': int(self.previous['vmid']), 'name': self.retired_name(name), 'state': 'absent' if self.destroy_previous else 'retired'}
+        return {'before': before, 'after': after}
 
 
 def convert(client, request, resources, check_mode) -> dict:
@@ -277,12 +295,18 @@ def convert(client, request, resources, check_mode) -> dict:
         want = wanted(client, request, resources, request.vmid) if config.get('name') == request.name else None
         if want is not None and _template_plan.recorded_entries(config.get('description')).get(_template_plan.SPEC_KEY) == want.spec_hash:
             return _result(build, name=request.name, current=True, reason='', spec_hash=want.spec_hash, previous=None)
-        raise SpecError('vmid', f'{request.vmid} is already {_template_plan.describe(build)}, not the build VM of {request.name!r} '
-                                'with this spec; give the VMID of the provisioned build VM')
+        raise SpecError(
+            'vmid',
+            f'{request.vmid} is already {_template_plan.describe(build)}, not the build VM of {request.name!r} '
+            'with this spec; give the VMID of the provisioned build VM',
+        )
     if _template_plan.BUILDING_TAG not in normalize_tags(config.get('tags')):
-        raise SpecError('vmid', f'{request.vmid} is {_template_plan.describe(build)}, which lacks the tag {_template_plan.BUILDING_TAG!r} '
-                                'that marks a build VM; tag it so if it really is to become a template (a guard against '
-                                'converting a server by a wrong VMID)')
+        raise SpecError(
+            'vmid',
+            f'{request.vmid} is {_template_plan.describe(build)}, which lacks the tag {_template_plan.BUILDING_TAG!r} '
+            'that marks a build VM; tag it so if it really is to become a template (a guard against '
+            'converting a server by a wrong VMID)',
+        )
     want = wanted(client, request, resources)
     plan = plan_conversion(client, request, resources, build, config, want)
     require(client, conversion_needs(plan), f'converting VM {request.vmid} into template {request.name}')
@@ -292,10 +316,10 @@ def convert(client, request, resources, check_mode) -> dict:
         action, warnings = execute_conversion(client, request, plan)
     previous = None
     if plan.previous is not None:
-        previous = dict(vmid=int(plan.previous['vmid']), name=plan.retired_name(request.name), linked_clones=plan.previous_users,
-                        action=action)
-    return _result(build, True, plan.diff(request.name), name=request.name, current=True, reason='', spec_hash=want.spec_hash,
-                   previous=previous, warnings=warnings)
+        previous = {'vmid': int(plan.previous['vmid']), 'name': plan.retired_name(request.name), 'linked_clones': plan.previous_users, 'action': action}
+    return _result(
+        build, True, plan.diff(request.name), name=request.name, current=True, reason='', spec_hash=want.spec_hash, previous=previous, warnings=warnings
+    )
 
 
 def plan_conversion(client, request, resources, build, config, want) -> Conversion:
@@ -313,8 +337,18 @@ def plan_conversion(client, request, resources, build, config, want) -> Conversi
     except NotesTooLongError as exc:
         raise SpecError('vmid', f'{request.vmid}: {exc}') from None
     status = read_status(client, Vm(request.vmid, build['node'], build.get('name') or ''))['status']
-    return Conversion(build, config, status, notes, _template_plan.template_tags(config.get('tags'), request.owner_tag),
-                      _template_plan.build_settings(config), _template_plan.seed_drive(config, config.get('name')), previous, previous_config, users)
+    return Conversion(
+        build,
+        config,
+        status,
+        notes,
+        _template_plan.template_tags(config.get('tags'), request.owner_tag),
+        _template_plan.build_settings(config),
+        _template_plan.seed_drive(config, config.get('name')),
+        previous,
+        previous_config,
+        users,
+    )
 
 
 def execute_conversion(client, request, plan: Conversion) -> tuple[str, list[str]]:
@@ -336,15 +370,13 @@ def execute_conversion(client, request, plan: Conversion) -> tuple[str, list[str
         build.regenerate_cloudinit()
     if seed is not None and seed.owned:
         build.remove_volume(seed.volume)
-    result = client.run_task('POST', build.vm.path('/template'), context=f'converting {build.vm} to a template',
-                             task_timeout=request.timeout)
+    result = client.run_task('POST', build.vm.path('/template'), context=f'converting {build.vm} to a template', task_timeout=request.timeout)
     warnings = build.outcome.warnings + [f'converting {build.vm} to a template: {line}' for line in result.warnings]
     if plan.previous is None:
         build.configure(set={'name': request.name, 'tags': plan.tags}, delete=[])
         return 'retired', warnings
     retired = _execution(client, plan.previous, request)
-    retired.configure(set={'name': plan.retired_name(request.name), 'tags': _template_plan.retired_tags(plan.previous_config.get('tags'))},
-                      delete=[])
+    retired.configure(set={'name': plan.retired_name(request.name), 'tags': _template_plan.retired_tags(plan.previous_config.get('tags'))}, delete=[])
     build.configure(set={'name': request.name, 'tags': plan.tags}, delete=[])
     action = 'retired'
     if plan.destroy_previous:

@@ -32,11 +32,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _provision_hash
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import template_config_keys
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
-    _PARSERS, DEFAULT_OWNER_TAG, MASK, SpecError, as_bool, boot_disk_key, cloudinit_drive_key, decode_sshkeys, disk_size, drive_volumes,
-    format_size, is_seed_of, normalize_tags, parse_drive, seed_drive_key, storage_of,
+    _PARSERS,
+    DEFAULT_OWNER_TAG,
+    MASK,
+    SpecError,
+    as_bool,
+    boot_disk_key,
+    cloudinit_drive_key,
+    decode_sshkeys,
+    disk_size,
+    drive_volumes,
+    format_size,
+    is_seed_of,
+    normalize_tags,
+    parse_drive,
+    seed_drive_key,
+    storage_of,
 )
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import template_config_keys
 
 STATES = ('present', 'converted', 'retired', 'absent')
 TEMPLATE_TAG = 'puls-template'  # the Notes block of the spec hashes
@@ -69,6 +83,7 @@ def _canonical(value: Any) -> str:
 
 # ---------------------------------------------------------------------------------------------- the request
 
+
 @dataclass(frozen=True)
 class TemplateRequest:
     """The checked options of pve_template (``spec`` a dict, a string, or None when not given)."""
@@ -99,8 +114,11 @@ class TemplateRequest:
         check_spec(spec)
         hashes = params.get('provision_hashes')
         check_provision_hashes(hashes)
-        checked = {option: _VM_OPTIONS[option](option, params[option])
-                   for option in ('name', 'vmid', 'owner_tag', 'shutdown_timeout', 'timeout') if params.get(option) is not None}
+        checked = {
+            option: _VM_OPTIONS[option](option, params[option])
+            for option in ('name', 'vmid', 'owner_tag', 'shutdown_timeout', 'timeout')
+            if params.get(option) is not None
+        }
         return cls(state=state, spec=spec, provision_hashes=None if hashes is None else dict(hashes), **checked)
 
 
@@ -130,6 +148,7 @@ def check_provision_hashes(hashes: Any) -> None:
 
 # ---------------------------------------------------------------------------------------------- finding
 
+
 def _is_template(entry: Mapping[str, Any]) -> bool:
     return as_bool(entry.get('template'))
 
@@ -153,17 +172,19 @@ def find_template(resources: Iterable[Mapping[str, Any]], name: str, vmid: int |
         if entry is None:
             return None
         if entry.get('type', 'qemu') != 'qemu' or not _is_template(entry):
-            raise SpecError('vmid', f'{vmid} is {describe(entry)}, not a template; correct vmid, or leave it out to find '
-                                    f'template {name!r} by name')
+            raise SpecError('vmid', f'{vmid} is {describe(entry)}, not a template; correct vmid, or leave it out to find template {name!r} by name')
         if entry.get('name') != name and not is_retired_version(entry.get('name'), entry.get('tags'), name):
             raise SpecError('vmid', f'{vmid} is {describe(entry)}, not {name!r}; correct vmid or name')
         return entry
-    named = sorted((entry for entry in entries if entry.get('type', 'qemu') == 'qemu' and _is_template(entry)
-                    and entry.get('name') == name), key=lambda entry: int(entry['vmid']))
+    named = sorted(
+        (entry for entry in entries if entry.get('type', 'qemu') == 'qemu' and _is_template(entry) and entry.get('name') == name),
+        key=lambda entry: int(entry['vmid']),
+    )
     if len(named) > 1:
         listing = ', '.join(describe(entry) for entry in named)
-        raise SpecError('name', f'{name!r} is the name of {len(named)} templates ({listing}); PVE does not keep names unique: '
-                                'give vmid, or rename or retire all but one')
+        raise SpecError(
+            'name', f'{name!r} is the name of {len(named)} templates ({listing}); PVE does not keep names unique: give vmid, or rename or retire all but one'
+        )
     return named[0] if named else None
 
 
@@ -173,8 +194,14 @@ def find_building(resources: Iterable[Mapping[str, Any]], name: str) -> Mapping[
     Converted already or not: the conversion keeps the tag until the build takes the name, so a waiter never sees the
     moment between the conversion and the rename (when ``name`` is still the previous template, or nothing) as the end.
     """
-    return next((entry for entry in resources if entry.get('type', 'qemu') == 'qemu' and entry.get('name') == name + BUILD_SUFFIX
-                 and BUILDING_TAG in normalize_tags(entry.get('tags'))), None)
+    return next(
+        (
+            entry
+            for entry in resources
+            if entry.get('type', 'qemu') == 'qemu' and entry.get('name') == name + BUILD_SUFFIX and BUILDING_TAG in normalize_tags(entry.get('tags'))
+        ),
+        None,
+    )
 
 
 def find_build_vm(resources: Iterable[Mapping[str, Any]], vmid: int) -> Mapping[str, Any]:
@@ -188,6 +215,7 @@ def find_build_vm(resources: Iterable[Mapping[str, Any]], vmid: int) -> Mapping[
 
 
 # ---------------------------------------------------------------------------------------------- the spec hash
+
 
 def spec_entries(spec: Mapping[str, Any] | str, image_identity: str | None, provision_hashes: Mapping[str, str]) -> dict[str, str]:
     """The template block's entries for ``spec``: ``spec`` (the hash of it all) first, then one hash per key, sorted.
@@ -219,8 +247,15 @@ def recorded_provision(description: str | None) -> dict[str, str]:
 
 # ---------------------------------------------------------------------------------------------- current or not
 
-def decide(description: str | None, config: Mapping[str, Any], wanted: Mapping[str, str], spec: Mapping[str, Any] | str,
-           provision_hashes: Mapping[str, str], image_description: str | None = None) -> list[str]:
+
+def decide(
+    description: str | None,
+    config: Mapping[str, Any],
+    wanted: Mapping[str, str],
+    spec: Mapping[str, Any] | str,
+    provision_hashes: Mapping[str, str],
+    image_description: str | None = None,
+) -> list[str]:
     """What differs between the template (its Notes and config) and what is declared; empty when it is current.
 
     ``wanted`` is ``spec_entries`` of the declaration, ``image_description`` how the resolved image is named.
@@ -273,6 +308,7 @@ def _changed(key: str, config: Mapping[str, Any], spec: Mapping[str, Any] | str,
 
 
 # ---------------------------------------------------------------------------------------------- what is written
+
 
 def build_settings(config: Mapping[str, Any]) -> list[str]:
     """The build-time cloud-init keys in ``config`` that conversion deletes, sorted."""
@@ -354,6 +390,7 @@ def protected(config: Mapping[str, Any]) -> bool:
 
 # ---------------------------------------------------------------------------------------------- linked clones
 
+
 def uses_base(config: Mapping[str, Any], template_vmid: int) -> bool:
     """Whether a guest's config has a disk made from a base volume of ``template_vmid``.
 
@@ -369,5 +406,6 @@ def uses_base(config: Mapping[str, Any], template_vmid: int) -> bool:
 
 def linked_clone_candidates(resources: Iterable[Mapping[str, Any]], template_vmid: int) -> list[Mapping[str, Any]]:
     """The guests whose configs may use the template's base: every other QEMU guest, by VMID."""
-    return sorted((entry for entry in resources if entry.get('type', 'qemu') == 'qemu' and int(entry['vmid']) != template_vmid),
-                  key=lambda entry: int(entry['vmid']))
+    return sorted(
+        (entry for entry in resources if entry.get('type', 'qemu') == 'qemu' and int(entry['vmid']) != template_vmid), key=lambda entry: int(entry['vmid'])
+    )

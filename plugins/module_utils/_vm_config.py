@@ -52,23 +52,43 @@ DEFAULT_NIC_MODEL = 'virtio'
 MASK = '********'
 # PVE calls i440fx "pc" (qemu-server PVE/QemuServer/Machine.pm).
 MACHINE_TYPES = {'q35': 'q35', 'i440fx': 'pc'}
-SSH_KEY_TYPES = frozenset((
-    'ssh-ed25519', 'ssh-rsa', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521',
-    'sk-ssh-ed25519@openssh.com', 'sk-ecdsa-sha2-nistp256@openssh.com',
-))
+SSH_KEY_TYPES = frozenset(
+    (
+        'ssh-ed25519',
+        'ssh-rsa',
+        'ecdsa-sha2-nistp256',
+        'ecdsa-sha2-nistp384',
+        'ecdsa-sha2-nistp521',
+        'sk-ssh-ed25519@openssh.com',
+        'sk-ecdsa-sha2-nistp256@openssh.com',
+    )
+)
 # qemu-server's $nic_model_list: each model name doubles as the key of the MAC ("virtio=BC:24:11:...").
-NIC_MODELS = frozenset((
-    'e1000', 'e1000-82540em', 'e1000-82544gc', 'e1000-82545em', 'e1000e', 'i82551', 'i82557b', 'i82559er',
-    'ne2k_isa', 'ne2k_pci', 'pcnet', 'rtl8139', 'virtio', 'vmxnet3',
-))
+NIC_MODELS = frozenset(
+    (
+        'e1000',
+        'e1000-82540em',
+        'e1000-82544gc',
+        'e1000-82545em',
+        'e1000e',
+        'i82551',
+        'i82557b',
+        'i82559er',
+        'ne2k_isa',
+        'ne2k_pci',
+        'pcnet',
+        'rtl8139',
+        'virtio',
+        'vmxnet3',
+    )
+)
 # The pve_vm options that end up on PVE's cloud-init drive.
 CLOUDINIT_OPTIONS = ('ip', 'gateway', 'nameservers', 'searchdomain', 'ci_user', 'ci_password', 'ssh_keys')
 # PVE config keys read by cloud-init; PVE applies them to the config of a running VM at once (qemu-server
 # 71d9006b), but the guest sees them only after the drive is regenerated and the VM restarts (qemu-server PVE/QemuServer.pm, vmconfig_hotplug_pending).
 CLOUDINIT_KEYS = frozenset(('ciuser', 'cipassword', 'citype', 'ciupgrade', 'cicustom', 'nameserver', 'searchdomain', 'sshkeys'))
 # What PVE applies to a running VM at once (QemuServer.pm vmconfig_hotplug_pending, the fast-plug list).
-APPLIED_LIVE = frozenset(('name', 'description', 'onboot', 'tags', 'protection', 'startup', 'hookscript', 'lock', 'shares',
-                          'vmstatestorage'))
+APPLIED_LIVE = frozenset(('name', 'description', 'onboot', 'tags', 'protection', 'startup', 'hookscript', 'lock', 'shares', 'vmstatestorage'))
 # PVE's default "hotplug" value; "1" means the same, "0" nothing.
 DEFAULT_HOTPLUG = ('network', 'disk', 'usb')
 # A NIC change of these needs the NIC unplugged, so hotplug "network" (qemu-server QemuServer.pm vmconfig_update_net).
@@ -76,7 +96,7 @@ NET_REPLUG_PROPERTIES = ('model', 'macaddr', 'queues', 'mtu')
 # qemu-server Memory.pm $STATICMEM: memory hot-plug refuses less.
 MIN_HOTPLUG_MEMORY = 1024
 
-_SIZE_UNITS = {'': 1, 'K': 1024, 'M': 1024 ** 2, 'G': 1024 ** 3, 'T': 1024 ** 4}
+_SIZE_UNITS = {'': 1, 'K': 1024, 'M': 1024**2, 'G': 1024**3, 'T': 1024**4}
 _PVE_SIZE = re.compile(r'^(\d+(?:\.\d+)?)([KMGT]?)$')
 _DECLARED_SIZE = re.compile(r'^(\d+)([KMGT]?)$', re.IGNORECASE)
 _TAG = re.compile(r'^[a-z0-9_][a-z0-9_+.-]*$')
@@ -103,6 +123,7 @@ class SpecError(ValueError):
 
 
 # Property strings ("key=value,key=value", one bare value for the default key).
+
 
 def parse_property_string(text: Any, default_key: str | None = None) -> dict[str, str]:
     """Split a PVE property string into its properties, in order; a bare part is ``default_key``'s value."""
@@ -147,6 +168,7 @@ def format_net(props: Mapping[str, str]) -> str:
 
 # Sizes.
 
+
 def parse_size(text: Any) -> int:
     """Bytes of a size as PVE writes it in a drive's ``size=``: a number with K/M/G/T, or bytes without a unit."""
     match = _PVE_SIZE.match(str(text).strip())
@@ -180,12 +202,16 @@ def grow_needed(declared: int, current: int | None, disk: str) -> bool:
     if current is None or declared > current:
         return True
     if declared < current:
-        raise SpecError('disk_size', f'{format_size(declared)} is below the current size {format_size(current)} of {disk}; '
-                                     f'PVE cannot shrink a disk: declare at least {format_size(current)}')
+        raise SpecError(
+            'disk_size',
+            f'{format_size(declared)} is below the current size {format_size(current)} of {disk}; '
+            f'PVE cannot shrink a disk: declare at least {format_size(current)}',
+        )
     return False
 
 
 # Drives.
+
 
 def parse_drive(value: Any) -> tuple[str, dict[str, str]]:
     """A drive value (``local-lvm:vm-100-disk-0,size=32G,iothread=1``) as (volume, other properties)."""
@@ -264,6 +290,7 @@ def disk_size(config: Mapping[str, Any], key: str) -> int | None:
 
 
 # Scalars as PVE returns them (integers, 0/1, strings: qemu-server PVE/QemuServer.pm, parse_vm_config and check_type).
+
 
 def as_bool(value: Any, default: bool = False) -> bool:
     """A PVE or Ansible boolean (True, 1, "1", "yes", "on", ...) as bool; None is ``default``."""
@@ -354,11 +381,13 @@ def is_cloudinit_key(key: str) -> bool:
 
 # Validation of the declared options.
 
+
 def _choice(*allowed: str) -> Callable[[str, Any], str]:
     def parse(option: str, value: Any) -> str:
         if value not in allowed:
             raise SpecError(option, f"must be one of {', '.join(allowed)} (got {value!r})")
         return value
+
     return parse
 
 
@@ -371,6 +400,7 @@ def _integer(minimum: int, maximum: int | None = None, meaning: str = '') -> Cal
         if number is None or number < minimum or (maximum is not None and number > maximum):
             raise SpecError(option, f'must be an integer {bounds}{meaning} (got {value!r})')
         return number
+
     return parse
 
 
@@ -460,7 +490,7 @@ def _ssh_key_problem(line: str) -> str | None:
         return 'has a key body that is not base64'
     # An OpenSSH key blob starts with its own type as a length-prefixed string (RFC 4253 6.6).
     length = int.from_bytes(blob[:4], 'big')
-    if len(blob) < 4 + length or blob[4:4 + length] != parts[0].encode():
+    if len(blob) < 4 + length or blob[4 : 4 + length] != parts[0].encode():
         return f'has a key body that is not a {parts[0]} key'
     return None
 
@@ -471,8 +501,7 @@ def _ssh_keys(option: str, value: Any) -> tuple[str, ...]:
     for number, key in enumerate(keys, 1):
         problem = _ssh_key_problem(key)
         if problem:
-            raise SpecError(option, f'entry {number} ({key[:40]!r}) is not an OpenSSH public key: it {problem}; '
-                                    'give the content of a .pub file')
+            raise SpecError(option, f'entry {number} ({key[:40]!r}) is not an OpenSSH public key: it {problem}; give the content of a .pub file')
     return keys
 
 
@@ -480,8 +509,9 @@ def _tags(option: str, value: Any) -> frozenset[str]:
     tags = normalize_tags(value)
     for tag in sorted(tags):
         if not _TAG.match(tag):
-            raise SpecError(option, f'{tag!r} has characters PVE refuses in a tag: use letters, digits, "_", "+", "-", "." '
-                                    '(not ":"), starting with a letter, digit or "_"')
+            raise SpecError(
+                option, f'{tag!r} has characters PVE refuses in a tag: use letters, digits, "_", "+", "-", "." (not ":"), starting with a letter, digit or "_"'
+            )
     return tags
 
 
@@ -568,15 +598,21 @@ class VmSpec:
     def _check_combinations(self) -> None:
         if self.user_data is not None and self.declares_cloudinit():
             given = ', '.join(option for option in CLOUDINIT_OPTIONS if self.declares(option))
-            raise SpecError('user_data', f'replaces the cloud-init drive PVE generates, so it cannot be combined with {given}; '
-                                         'put those settings into the user-data instead')
+            raise SpecError(
+                'user_data',
+                f'replaces the cloud-init drive PVE generates, so it cannot be combined with {given}; put those settings into the user-data instead',
+            )
         if self.linked_clone and self.storage is not None:
-            raise SpecError('linked_clone', "keeps the clone's disks on the template's storage (PVE refuses storage for a "
-                                            'linked clone); drop storage or set linked_clone: false')
+            raise SpecError(
+                'linked_clone',
+                "keeps the clone's disks on the template's storage (PVE refuses storage for a linked clone); drop storage or set linked_clone: false",
+            )
         # qemu-server PVE/API2/Qemu.pm, $update_vm_api: "balloon value too large (must be smaller than assigned memory)".
         if self.balloon is not None and self.memory is not None and self.balloon > self.memory:
-            raise SpecError('balloon', f'({self.balloon} MiB) is more than memory ({self.memory} MiB), which PVE refuses; '
-                                       'declare at most memory, or 0 to turn ballooning off')
+            raise SpecError(
+                'balloon',
+                f'({self.balloon} MiB) is more than memory ({self.memory} MiB), which PVE refuses; declare at most memory, or 0 to turn ballooning off',
+            )
         if self.gateway is not None and self.ip == 'dhcp':
             raise SpecError('gateway', 'is set but ip is dhcp, which takes its gateway from the DHCP server; drop gateway or declare a static ip')
         if self.gateway is not None and self.ip is None and self.dns_domain is None:
@@ -585,9 +621,20 @@ class VmSpec:
 
 # The checks of the options that need more than their declaration says (an integer's bounds, a choice, a flag, text).
 _OWN_PARSERS: dict[str, Callable[[str, Any], Any]] = {
-    'name': _name, 'nodes': _words, 'storage': _storage, 'cpu': _cpu, 'disk_size': parse_disk_size, 'bridge': _bridge,
-    'ip': _ip, 'gateway': _gateway, 'nameservers': _nameservers, 'ci_password': lambda option, value: str(value),
-    'ssh_keys': _ssh_keys, 'user_data': lambda option, value: str(value), 'user_data_storage': _storage, 'tags': _tags,
+    'name': _name,
+    'nodes': _words,
+    'storage': _storage,
+    'cpu': _cpu,
+    'disk_size': parse_disk_size,
+    'bridge': _bridge,
+    'ip': _ip,
+    'gateway': _gateway,
+    'nameservers': _nameservers,
+    'ci_password': lambda option, value: str(value),
+    'ssh_keys': _ssh_keys,
+    'user_data': lambda option, value: str(value),
+    'user_data_storage': _storage,
+    'tags': _tags,
     'owner_tag': _owner_tag,
 }
 
@@ -603,11 +650,11 @@ def _declared_parser(option: VmOption) -> Callable[[str, Any], Any]:
     return _choice(*option.choices) if option.choices else _text
 
 
-_PARSERS: dict[str, Callable[[str, Any], Any]] = {spec_field.name: _declared_parser(OPTIONS_BY_NAME[spec_field.name])
-                                                  for spec_field in fields(VmSpec)}
+_PARSERS: dict[str, Callable[[str, Any], Any]] = {spec_field.name: _declared_parser(OPTIONS_BY_NAME[spec_field.name]) for spec_field in fields(VmSpec)}
 
 
 # The PVE config keys the options manage: how each is rendered, compared and shown.
+
 
 @dataclass(frozen=True)
 class _ConfigKey:
@@ -628,6 +675,7 @@ def _integer_value(default: int, default_key: str | None = None) -> Callable[[An
         if default_key is not None:  # memory is "[current=]N" since PVE 8
             value = parse_property_string(value, default_key).get(default_key, default)
         return int(value)
+
     return canonical
 
 
@@ -704,24 +752,28 @@ _OWN_KEYS: dict[str, _ConfigKey] = {
     'searchdomain': _ConfigKey(('searchdomain',), lambda spec, current: spec.searchdomain or None, _word_tuple, _as_text),
     'ciuser': _ConfigKey(('ci_user',), lambda spec, current: spec.ci_user or None, lambda value: str(value or ''), _as_text),
     # Write-only: PVE answers "**********", so only "set or not" is comparable (see the module's decisions).
-    'cipassword': _ConfigKey(('ci_password',), lambda spec, current: spec.ci_password or None,
-                             bool, lambda value: MASK if value else None),
-    'sshkeys': _ConfigKey(('ssh_keys',), lambda spec, current: encode_sshkeys(_declared(spec.ssh_keys)) or None,
-                          lambda value: frozenset(' '.join(key.split()) for key in decode_sshkeys(value)),
-                          lambda value: list(decode_sshkeys(value)) if value else None),
+    'cipassword': _ConfigKey(('ci_password',), lambda spec, current: spec.ci_password or None, bool, lambda value: MASK if value else None),
+    'sshkeys': _ConfigKey(
+        ('ssh_keys',),
+        lambda spec, current: encode_sshkeys(_declared(spec.ssh_keys)) or None,
+        lambda value: frozenset(' '.join(key.split()) for key in decode_sshkeys(value)),
+        lambda value: list(decode_sshkeys(value)) if value else None,
+    ),
     'tags': _ConfigKey(('tags', 'owner_tag'), _render_tags, normalize_tags, lambda value: sorted(normalize_tags(value))),
 }
 # In the options' order, so that a diff lists the keys as pve_vm's documentation lists the options.
-_KEYS: dict[str, _ConfigKey] = dict(sorted(
-    {**{option.pve_key: _declared_key(option) for option in VM_OPTIONS if option.pve_key}, **_OWN_KEYS}.items(),
-    key=lambda item: list(OPTIONS_BY_NAME).index(item[1].options[0])))
+_KEYS: dict[str, _ConfigKey] = dict(
+    sorted(
+        {**{option.pve_key: _declared_key(option) for option in VM_OPTIONS if option.pve_key}, **_OWN_KEYS}.items(),
+        key=lambda item: list(OPTIONS_BY_NAME).index(item[1].options[0]),
+    )
+)
 
 
 def desired_config(spec: VmSpec, config: Mapping[str, Any]) -> dict[str, Any]:
     """The value of every PVE config key the declared options manage, rendered over ``config`` (the VM's config
     now, or the one it will start from); None means "remove the key". The owner tag makes ``tags`` always managed."""
-    return {key: rule.render(spec, config.get(key))
-            for key, rule in _KEYS.items() if any(spec.declares(option) for option in rule.options)}
+    return {key: rule.render(spec, config.get(key)) for key, rule in _KEYS.items() if any(spec.declares(option) for option in rule.options)}
 
 
 def same_value(key: str, observed: Any, desired: Any) -> bool:

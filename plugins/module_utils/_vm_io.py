@@ -27,7 +27,10 @@ import time
 from dataclasses import dataclass, field, replace
 
 from ansible_collections.puls.proxmox.plugins.module_utils._address import (
-    agent_address, parse_dns_servers, resolve_dns, static_address,
+    agent_address,
+    parse_dns_servers,
+    resolve_dns,
+    static_address,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._cidata import SeedIso, build_seed_iso, nocloud_seed
@@ -36,16 +39,39 @@ from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_p
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, locality_volumes, uses_local_storage
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import (
-    CONFIGURE, DELETE_VOLUME, DESTROY, REGENERATE_CLOUDINIT, RESIZE, SHUTDOWN, START, UPLOAD_SEED, Creation, Observed, find_vm,
-    plan_vm,
-)
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, vm_needs
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import wait_power_state
 from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
-    SpecError, VmSpec, as_bool, cloudinit_drive_key, disk_size, drive_volumes, grow_needed, is_cloudinit_volume, parse_property_string,
-    DEFAULT_SEED_STORAGE, parse_drive, parse_size, seed_drive_key, seed_volume, storage_of,
+    DEFAULT_SEED_STORAGE,
+    SpecError,
+    VmSpec,
+    as_bool,
+    cloudinit_drive_key,
+    disk_size,
+    drive_volumes,
+    grow_needed,
+    is_cloudinit_volume,
+    parse_drive,
+    parse_property_string,
+    parse_size,
+    seed_drive_key,
+    seed_volume,
+    storage_of,
+)
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import (
+    CONFIGURE,
+    DELETE_VOLUME,
+    DESTROY,
+    REGENERATE_CLOUDINIT,
+    RESIZE,
+    SHUTDOWN,
+    START,
+    UPLOAD_SEED,
+    Creation,
+    Observed,
+    find_vm,
+    plan_vm,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._vmid import create_with_new_vmid
 from ansible_collections.puls.proxmox.plugins.module_utils._volumes import delete_volume, list_volumes, upload_volume
@@ -146,8 +172,7 @@ def reconcile_vm(client, params, check_mode=False):
     # Only a plan counts on images that an earlier task of the same run makes (pve_iso): a real run finds them made.
     planned_images = (params.get('planned_images') or ()) if check_mode else ()
     creation = None if observed is not None or spec.state == 'absent' else plan_creation(client, spec, resources, planned_images)
-    seed = seed_volume_for(client, declared, observed.node if observed else creation and creation.node,
-                           observed.config if observed else None)
+    seed = seed_volume_for(client, declared, observed.node if observed else creation and creation.node, observed.config if observed else None)
     plan = plan_vm(spec, observed, creation, seed)
 
     vm = Vm(observed.vmid, observed.node, spec.name) if observed else Vm(spec.vmid, creation and creation.node, spec.name)
@@ -161,12 +186,21 @@ def reconcile_vm(client, params, check_mode=False):
         # In check mode only a VM running now can answer; one this run would start is not running yet.
         can_ask = outcome.status == 'running' and (not check_mode or bool(observed and observed.running))
         address = reach_address(client, spec, outcome, base_config, declared.dns_address, can_ask, params.get('agent_timeout'))
-    return dict(changed=plan.changed, diff=plan.diff, vmid=outcome.vm.vmid, node=outcome.vm.node, status=outcome.status,
-                address=address, reboot_required=list(plan.reboot_required), changes=list(plan.changes),
-                warnings=outcome.warnings)
+    return {
+        'changed': plan.changed,
+        'diff': plan.diff,
+        'vmid': outcome.vm.vmid,
+        'node': outcome.vm.node,
+        'status': outcome.status,
+        'address': address,
+        'reboot_required': list(plan.reboot_required),
+        'changes': list(plan.changes),
+        'warnings': outcome.warnings,
+    }
 
 
 # ---------------------------------------------------------------------------------------------- observing
+
 
 def observe(client, entry, restart_matters=True):
     """The Observed VM of a /cluster/resources entry: status, config (pending merged), running config, cloud-init pending.
@@ -215,28 +249,38 @@ def plan_creation(client, spec, resources, planned_images=()):
         local = uses_local_storage(locality_volumes(source_config), shared)
         # A full clone's declared storage must be shared for another node (clone_vm); a linked clone has none.
         storage = None if spec.linked_clone else spec.storage
-        node = choose_node(node_status, spec.node, spec.nodes, source.node, local, storage,
-                           storage_is_local=bool(storage) and storage not in shared,
-                           storage_nodes=storage_nodes(client, storage) if storage in shared else None)
+        node = choose_node(
+            node_status,
+            spec.node,
+            spec.nodes,
+            source.node,
+            local,
+            storage,
+            storage_is_local=bool(storage) and storage not in shared,
+            storage_nodes=storage_nodes(client, storage) if storage in shared else None,
+        )
         return Creation(source, node, source_config)
-    holders = import_volume_nodes(client, source.volume, node_status, [spec.node] if spec.node else spec.nodes,
-                                  planned_nodes(planned_images, source.volume))
+    holders = import_volume_nodes(client, source.volume, node_status, [spec.node] if spec.node else spec.nodes, planned_nodes(planned_images, source.volume))
     if spec.node and spec.node not in holders:
-        raise SpecError('node', f'is {spec.node}, but image {source.volume} is not on that node (it is on {", ".join(holders)}); '
-                                'set node to one of those, or copy the image there')
+        raise SpecError(
+            'node',
+            f'is {spec.node}, but image {source.volume} is not on that node (it is on {", ".join(holders)}); set node to one of those, or copy the image there',
+        )
     return Creation(source, choose_node(node_status, spec.node, holders))
 
 
 def shared_storages(client, node):
-    return [item['storage'] for item in client.get(f'/nodes/{node}/storage', context=f'listing the storages of {node}')
-            if as_bool(item.get('shared'))]
+    return [item['storage'] for item in client.get(f'/nodes/{node}/storage', context=f'listing the storages of {node}') if as_bool(item.get('shared'))]
 
 
 def storage_nodes(client, storage):
     """The nodes a storage is enabled on (/cluster/resources lists it once per such node); None when this credential
     sees it on none (it lacks Datastore.Audit there): PVE's clone then decides."""
-    nodes = [item['node'] for item in client.get('/cluster/resources', type='storage', context='listing the storages of the cluster')
-             if item.get('storage') == storage and item.get('node')]
+    nodes = [
+        item['node']
+        for item in client.get('/cluster/resources', type='storage', context='listing the storages of the cluster')
+        if item.get('storage') == storage and item.get('node')
+    ]
     return nodes or None
 
 
@@ -253,8 +297,9 @@ def import_volume_nodes(client, volume, node_status, candidates, planned=frozens
     asked = [node for node in (candidates or online) if node in online]
     holders = []
     for node in sorted(asked):
-        enabled = [item['storage'] for item in client.get(f'/nodes/{node}/storage', context=f'listing the storages of {node}')
-                   if as_bool(item.get('active'), True)]
+        enabled = [
+            item['storage'] for item in client.get(f'/nodes/{node}/storage', context=f'listing the storages of {node}') if as_bool(item.get('active'), True)
+        ]
         if storage not in enabled:
             continue
         if node in planned:
@@ -264,12 +309,16 @@ def import_volume_nodes(client, volume, node_status, candidates, planned=frozens
         if any(item.get('volid') == volume for item in content):
             holders.append(node)
     if not holders:
-        raise SpecError('image', f'{volume} does not exist on storage {storage} of {", ".join(sorted(asked)) or "any online node"}; '
-                                 'download it first (pve_iso, content import) or correct the volume name')
+        raise SpecError(
+            'image',
+            f'{volume} does not exist on storage {storage} of {", ".join(sorted(asked)) or "any online node"}; '
+            'download it first (pve_iso, content import) or correct the volume name',
+        )
     return holders
 
 
 # ---------------------------------------------------------------------------------------------- executing
+
 
 def final_status(plan, observed):
     """The VM's power status once the plan has run: absent, running or stopped."""
@@ -298,15 +347,23 @@ class Execution:
         return self.outcome.vm
 
     def run(self, actions):
-        steps = {CLONE: self.clone, IMPORT: self.create_by_import, CONFIGURE: self.configure, RESIZE: self.resize,
-                 REGENERATE_CLOUDINIT: self.regenerate_cloudinit, SHUTDOWN: self.shutdown, START: self.start,
-                 DESTROY: self.destroy, UPLOAD_SEED: self.upload_seed, DELETE_VOLUME: self.remove_volume}
+        steps = {
+            CLONE: self.clone,
+            IMPORT: self.create_by_import,
+            CONFIGURE: self.configure,
+            RESIZE: self.resize,
+            REGENERATE_CLOUDINIT: self.regenerate_cloudinit,
+            SHUTDOWN: self.shutdown,
+            START: self.start,
+            DESTROY: self.destroy,
+            UPLOAD_SEED: self.upload_seed,
+            DELETE_VOLUME: self.remove_volume,
+        }
         for action in actions:
             steps[action.kind](**action.params)
 
     def _task(self, method, path, context, idempotent=False, task_timeout=None, **params):
-        result = self.client.run_task(method, path, context=context, idempotent=idempotent,
-                                      task_timeout=task_timeout or self.timeout, **params)
+        result = self.client.run_task(method, path, context=context, idempotent=idempotent, task_timeout=task_timeout or self.timeout, **params)
         self.outcome.warnings.extend(f'{context}: {line}' for line in result.warnings)
         return result
 
@@ -314,16 +371,17 @@ class Execution:
         def send(vmid):
             # The owner record names the VMID this request asks for (_ownership): a clone's inherited one never does.
             record = {} if owner_tag is None else {'description': with_record(notes, owner_tag, vmid)}
-            return self.client.create_vm(create_path, vmid, name=self.vm.name, task_timeout=self.timeout, context=context,
-                                         **params, **record)
+            return self.client.create_vm(create_path, vmid, name=self.vm.name, task_timeout=self.timeout, context=context, **params, **record)
+
         vmid, result = create_with_new_vmid(self.client, send, vmid=newid, task_timeout=self.timeout, context=context)
         self.outcome.warnings.extend(f'{context}: {line}' for line in result.warnings)
         return vmid
 
     def clone(self, vmid, node, name, full, newid=None, target=None, storage=None, pool=None, notes='', owner_tag=None):
         context = f'cloning VM {vmid} on {node} as {name}'
-        self.vm.vmid = self._create(guest_path(node, vmid, '/clone'), newid, context, owner_tag=owner_tag, notes=notes,
-                                    full=full, target=target, storage=storage, pool=pool)
+        self.vm.vmid = self._create(
+            guest_path(node, vmid, '/clone'), newid, context, owner_tag=owner_tag, notes=notes, full=full, target=target, storage=storage, pool=pool
+        )
         self.vm.node = target or node
         # A clone's config keeps "lock: clone" until its disks are copied (qemu-server PVE/API2/Qemu.pm, clone_vm).
         self.client.wait_unlocked(self.vm.node, self.vm.vmid, self.timeout)
@@ -331,16 +389,21 @@ class Execution:
     def create_by_import(self, node, config, newid=None, pool=None, owner_tag=None):
         settings = {key: value for key, value in config.items() if key != 'name'}
         self.vm.node = node
-        self.vm.vmid = self._create(guests_path(node), newid, f'creating VM {self.vm.name} on {node}', owner_tag=owner_tag,
-                                    pool=pool, **settings)
+        self.vm.vmid = self._create(guests_path(node), newid, f'creating VM {self.vm.name} on {node}', owner_tag=owner_tag, pool=pool, **settings)
         self.client.wait_unlocked(node, self.vm.vmid, self.timeout)
 
     def configure(self, **change):
         settings = change['set']
         # A drive allocated by the write ("STORAGE:cloudinit") must not be sent twice: the second would fail.
         allocates = any(is_cloudinit_volume(volume) for volume in drive_volumes(settings).values())
-        self._task('POST', self.vm.path('/config'), f'updating the config of {self.vm}', idempotent=not allocates,
-                   delete=','.join(change['delete']) or None, **settings)
+        self._task(
+            'POST',
+            self.vm.path('/config'),
+            f'updating the config of {self.vm}',
+            idempotent=not allocates,
+            delete=','.join(change['delete']) or None,
+            **settings,
+        )
 
     def resize(self, disk, size, verify_size=False):
         if verify_size:
@@ -355,8 +418,9 @@ class Execution:
 
     def shutdown(self, timeout=DEFAULT_SHUTDOWN_TIMEOUT):
         # PVE waits `timeout` seconds for the guest to power off, then stops it (forceStop).
-        self._power('shutdown', 'stopped', f'shutting down {self.vm} (forced stop after {timeout} s)',
-                    task_timeout=self.timeout + timeout, timeout=timeout, forceStop=1)
+        self._power(
+            'shutdown', 'stopped', f'shutting down {self.vm} (forced stop after {timeout} s)', task_timeout=self.timeout + timeout, timeout=timeout, forceStop=1
+        )
 
     def start(self):
         self._power('start', 'running', f'starting {self.vm}')
@@ -387,8 +451,7 @@ class Execution:
         storage, _colon, name = volid.partition(':')
         # The name holds the content hash: a file already there (an earlier run that failed later) is this seed.
         if volid not in list_volumes(self.client, self.vm.node, storage, 'iso'):
-            upload_volume(self.client, self.vm.node, storage, name.rpartition('/')[2], build_seed_iso(self.seed).data, 'iso',
-                          task_timeout=self.timeout)
+            upload_volume(self.client, self.vm.node, storage, name.rpartition('/')[2], build_seed_iso(self.seed).data, 'iso', task_timeout=self.timeout)
 
     def remove_volume(self, volid):
         delete_volume(self.client, self.vm.node, volid, task_timeout=self.timeout)
@@ -405,6 +468,7 @@ class Execution:
 
 # ---------------------------------------------------------------------------------------------- the address
 
+
 def reach_address(client, spec, outcome, base_config, dns_address, can_ask, agent_timeout):
     """The IPv4 address to reach the VM at, or None (with a warning saying why, when the VM runs and should have one)."""
     if spec.ip is not None and spec.ip != 'dhcp':
@@ -420,16 +484,20 @@ def reach_address(client, spec, outcome, base_config, dns_address, can_ask, agen
     if not can_ask:
         return None
     if not as_bool(parse_property_string(base_config.get('agent'), 'enabled').get('enabled', 0)):
-        outcome.warnings.append(f'the address of {vm} is unknown: it takes its address by DHCP and its config does not enable '
-                                'the QEMU guest agent, which would report it; set agent: 1 on the VM or its template, declare '
-                                'ip, or publish the name in DNS (dns_domain, dns_servers)')
+        outcome.warnings.append(
+            f'the address of {vm} is unknown: it takes its address by DHCP and its config does not enable '
+            'the QEMU guest agent, which would report it; set agent: 1 on the VM or its template, declare '
+            'ip, or publish the name in DNS (dns_domain, dns_servers)'
+        )
         return None
     # An agent that is not up long after boot is not coming: wait only until the VM has been up agent_timeout seconds.
     limit = DEFAULT_AGENT_TIMEOUT if agent_timeout is None else agent_timeout
     uptime = int(read_status(client, vm).get('uptime') or 0)
     address, last_answer = agent_address(client, vm.node, vm.vmid, max(0, limit - uptime))
     if address is None:
-        outcome.warnings.append(f'the address of {vm} is unknown: it takes its address by DHCP, and its guest agent reported '
-                                f'none by {max(limit, uptime)} s after boot ({last_answer}); check that qemu-guest-agent is '
-                                'installed and running in the guest, or declare ip, or publish the name in DNS (dns_domain)')
+        outcome.warnings.append(
+            f'the address of {vm} is unknown: it takes its address by DHCP, and its guest agent reported '
+            f'none by {max(limit, uptime)} s after boot ({last_answer}); check that qemu-guest-agent is '
+            'installed and running in the guest, or declare ip, or publish the name in DNS (dns_domain)'
+        )
     return address

@@ -8,13 +8,17 @@ from __future__ import annotations
 from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import DEFAULT_AGENT_TIMEOUT, DEFAULT_SHUTDOWN_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import VM_OPTIONS
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG
 
 # Defaults that are constants of the code the options drive.
-_CODE_DEFAULTS = dict(owner_tag=DEFAULT_OWNER_TAG, shutdown_timeout=DEFAULT_SHUTDOWN_TIMEOUT, timeout=DEFAULT_TASK_TIMEOUT,
-                      agent_timeout=DEFAULT_AGENT_TIMEOUT)
+_CODE_DEFAULTS = {
+    'owner_tag': DEFAULT_OWNER_TAG,
+    'shutdown_timeout': DEFAULT_SHUTDOWN_TIMEOUT,
+    'timeout': DEFAULT_TASK_TIMEOUT,
+    'agent_timeout': DEFAULT_AGENT_TIMEOUT,
+}
 
 
 def _entry(option):
@@ -28,7 +32,11 @@ def _entry(option):
 
 ARGUMENT_SPEC = {option.name: _entry(option) for option in VM_OPTIONS}
 # Not a declaration of the VM: what an earlier task of the same check run will make (documented in pve_vm itself).
-ARGUMENT_SPEC['planned_images'] = dict(type='list', elements='dict', options=dict(
-    volume=dict(type='str', required=True),
-    nodes=dict(type='list', elements='str', required=True),
-))
+ARGUMENT_SPEC['planned_images'] = {
+    'type': 'list',
+    'elements': 'dict',
+    'options': {
+        'volume': {'type': 'str', 'required': True},
+        'nodes': {'type': 'list', 'elements': 'str', 'required': True},
+    },
+}

@@ -163,15 +163,15 @@ def find_vm(resources: Iterable[Mapping[str, Any]], name: str | None, vmid: int 
         if found is not None and found.get('type', 'qemu') != 'qemu':
             raise SpecError('vmid', f"{vmid} is taken by a {found['type']} ({found.get('name')!r}); choose another vmid")
         if found is not None and name is not None and found.get('name') and found['name'] != name:
-            raise SpecError('vmid', f"{vmid} is VM {found['name']!r} on {found.get('node')}, not {name!r}; pve_vm does not rename "
-                                    'VMs: correct vmid or name')
+            raise SpecError('vmid', f"{vmid} is VM {found['name']!r} on {found.get('node')}, not {name!r}; pve_vm does not rename VMs: correct vmid or name")
         return found
-    named = sorted((entry for entry in entries if entry.get('type', 'qemu') == 'qemu' and entry.get('name') == name),
-                   key=lambda entry: int(entry['vmid']))
+    named = sorted((entry for entry in entries if entry.get('type', 'qemu') == 'qemu' and entry.get('name') == name), key=lambda entry: int(entry['vmid']))
     if len(named) > 1:
         vmids = ', '.join(f"{entry['vmid']} on {entry.get('node')}" for entry in named)
-        raise SpecError('name', f'{name!r} is the name of {len(named)} VMs (VMIDs {vmids}); PVE does not keep names unique, '
-                                'so rename or remove all but one, or declare vmid')
+        raise SpecError(
+            'name',
+            f'{name!r} is the name of {len(named)} VMs (VMIDs {vmids}); PVE does not keep names unique, so rename or remove all but one, or declare vmid',
+        )
     return named[0] if named else None
 
 
@@ -192,12 +192,18 @@ def plan_vm(spec: VmSpec, observed: Observed | None = None, creation: Creation |
 def _check_ours(spec: VmSpec, observed: Observed) -> str:
     """The VM's ownership (``_ownership.state``), when pve_vm may act on it; SpecError saying why not, and what to do."""
     if observed.template:
-        raise SpecError('name', f'{spec.name!r} is a template ({observed.vmid} on {observed.node}); pve_vm manages VMs: '
-                                'choose another name, and manage the template with pve_template')
+        raise SpecError(
+            'name',
+            f'{spec.name!r} is a template ({observed.vmid} on {observed.node}); pve_vm manages VMs: '
+            'choose another name, and manage the template with pve_template',
+        )
     owner = _ownership.state(observed.config, observed.vmid, spec.owner_tag)
     if owner == _ownership.FOREIGN and not spec.adopt:
-        raise SpecError('name', f'{spec.name!r} is {observed.describe()}, which lacks the owner tag {spec.owner_tag!r}, so pve_vm '
-                                'did not create it; set adopt: true to take it over (the tag is then added), or choose another name')
+        raise SpecError(
+            'name',
+            f'{spec.name!r} is {observed.describe()}, which lacks the owner tag {spec.owner_tag!r}, so pve_vm '
+            'did not create it; set adopt: true to take it over (the tag is then added), or choose another name',
+        )
     if owner == _ownership.INHERITED and not spec.adopt:
         recorded = _ownership.recorded_vmid(observed.config.get('description'), spec.owner_tag)
         recorded_name = None if recorded is None else observed.names.get(recorded)
@@ -205,8 +211,7 @@ def _check_ours(spec: VmSpec, observed: Observed) -> str:
     return owner
 
 
-def _record_owner(spec: VmSpec, observed: Observed, owner: str, updates: dict[str, Any], before: dict[str, Any],
-                  after: dict[str, Any]) -> None:
+def _record_owner(spec: VmSpec, observed: Observed, owner: str, updates: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
     """Write the owner record naming the VM's own VMID when it has none (a VM of an earlier release), another (adopt),
     or none at all (adopt); in the same config write as the tags. The diff shows it as ``owner_record``."""
     description = observed.config.get('description')
@@ -226,8 +231,7 @@ def _plan_absent(spec: VmSpec, observed: Observed | None) -> Plan:
         return Plan((), {'state': 'absent'}, {'state': 'absent'})
     _check_ours(spec, observed)
     if as_bool(observed.config.get('protection')):
-        raise SpecError('state', f'absent refused: {observed.describe()} is protected; declare protection: false with '
-                                 'state: present first, then state: absent')
+        raise SpecError('state', f'absent refused: {observed.describe()} is protected; declare protection: false with state: present first, then state: absent')
     actions = [_shutdown(spec)] if observed.running else []
     actions.append(Action(DESTROY, {'purge': 1, 'destroy-unreferenced-disks': 1}))
     before = {'state': 'present', 'vmid': observed.vmid, 'node': observed.node, 'status': observed.status}
@@ -280,8 +284,7 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
     return Plan(tuple(actions), before, after, reboot_required)
 
 
-def _track_restart(observed: Observed, updates: dict[str, Any], deletions: list[str], held: set[str], keeps_running: bool,
-                   keep: bool) -> None:
+def _track_restart(observed: Observed, updates: dict[str, Any], deletions: list[str], held: set[str], keeps_running: bool, keep: bool) -> None:
     """Put the restart record (``_restart``) into the config write of ``updates``/``deletions``, if there is one: with
     the ``held`` keys while the VM keeps running unrestarted (those PVE reports nowhere: ``_restart.unreported``),
     without it when the VM is or will be stopped; as it is when the run restarts the VM (``keep``: dropped after the
@@ -292,12 +295,13 @@ def _track_restart(observed: Observed, updates: dict[str, Any], deletions: list[
         return
     if keeps_running:
         booted = observed.current if observed.current is not None else observed.config
-        written = {**{key: None for key in deletions}, **updates}
+        written = {**dict.fromkeys(deletions), **updates}
         try:
             after = _restart.with_record(notes, booted, written, observed.vmid, observed.started, tracked)
         except NotesTooLongError as exc:
-            raise SpecError('name', f'{observed.describe()} cannot take the record of what awaits its restart in its Notes: '
-                                    f'{exc}; or set apply_mode: reboot') from None
+            raise SpecError(
+                'name', f'{observed.describe()} cannot take the record of what awaits its restart in its Notes: {exc}; or set apply_mode: reboot'
+            ) from None
     else:
         after = _restart.without_record(notes)
     if not after and notes:
@@ -335,9 +339,21 @@ def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: di
     upload, _nothing_replaced = _attach_seed(spec, seed, base, updates, deletions, discarded, after)
     resize = _resize(spec, base, discarded, after)
     # The clone's Notes: the source's (clone_vm copies them), with the owner record naming the new VMID once it is known.
-    clone = Action(CLONE, _given(vmid=source.vmid, node=source.node, name=spec.name, newid=spec.vmid, full=not spec.linked_clone,
-                                 target=creation.node if creation.node != source.node else None, storage=spec.storage, pool=spec.pool,
-                                 notes=creation.source_config.get('description') or '', owner_tag=spec.owner_tag))
+    clone = Action(
+        CLONE,
+        _given(
+            vmid=source.vmid,
+            node=source.node,
+            name=spec.name,
+            newid=spec.vmid,
+            full=not spec.linked_clone,
+            target=creation.node if creation.node != source.node else None,
+            storage=spec.storage,
+            pool=spec.pool,
+            notes=creation.source_config.get('description') or '',
+            owner_tag=spec.owner_tag,
+        ),
+    )
     ci_written = drive_added or any(is_cloudinit_key(key) for key in [*updates, *deletions])
     return [*upload, clone, *_write_actions(updates, deletions, resize, regenerate=ci_written)]
 
@@ -376,8 +392,7 @@ def _write_actions(updates: Mapping[str, Any], deletions: list[str], resize: Act
     return actions
 
 
-def _converge_config(spec: VmSpec, config: Mapping[str, Any], before: dict[str, Any],
-                     after: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _converge_config(spec: VmSpec, config: Mapping[str, Any], before: dict[str, Any], after: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The keys to set and to delete so that ``config`` holds the declared values; fills both diff sides."""
     updates: dict[str, Any] = {}
     deletions: list[str] = []
@@ -395,8 +410,7 @@ def _converge_config(spec: VmSpec, config: Mapping[str, Any], before: dict[str, 
     return updates, deletions
 
 
-def _add_cloudinit_drive(spec: VmSpec, config: Mapping[str, Any], updates: dict[str, Any], before: dict[str, Any],
-                         after: dict[str, Any]) -> bool:
+def _add_cloudinit_drive(spec: VmSpec, config: Mapping[str, Any], updates: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> bool:
     """Add a cloud-init drive to ``updates`` when cloud-init options are declared and the VM has none; whether it did."""
     if not spec.declares_cloudinit() or cloudinit_drive_key(config):
         return False
@@ -407,16 +421,18 @@ def _add_cloudinit_drive(spec: VmSpec, config: Mapping[str, Any], updates: dict[
     disk = boot_disk_key(config)
     storage = spec.storage or (storage_of(parse_drive(config[disk])[0]) if disk else None)
     if storage is None:
-        raise SpecError('storage', f'is needed for the cloud-init drive that {first_option} needs: the VM has no disk on a storage '
-                                   'to put it beside; declare storage')
+        raise SpecError(
+            'storage', f'is needed for the cloud-init drive that {first_option} needs: the VM has no disk on a storage to put it beside; declare storage'
+        )
     updates[slot] = f'{storage}:cloudinit'
     before['cloudinit_drive'] = None
     after['cloudinit_drive'] = f'{slot}: {storage}:cloudinit'
     return True
 
 
-def _attach_seed(spec: VmSpec, seed: str | None, config: Mapping[str, Any], updates: dict[str, Any], deletions: list[str],
-                 before: dict[str, Any], after: dict[str, Any]) -> tuple[list[Action], list[Action]]:
+def _attach_seed(
+    spec: VmSpec, seed: str | None, config: Mapping[str, Any], updates: dict[str, Any], deletions: list[str], before: dict[str, Any], after: dict[str, Any]
+) -> tuple[list[Action], list[Action]]:
     """Point a CD-ROM drive at the seed ISO ``seed`` in ``updates`` (PVE's cloud-init drive goes to ``deletions``); fills
     both diff sides. Returns the actions before the config write (the upload) and after it (deleting the replaced seed)."""
     if seed is None:
@@ -467,8 +483,12 @@ def _import_config(spec: VmSpec, volume: str) -> dict[str, Any]:
     """The create config of a VM whose disk is imported: what a cloud image needs, a network, a cloud-init drive."""
     if spec.storage is None:
         raise SpecError('storage', f'is required to import {volume}: name the storage for the VM disk, e.g. local-lvm')
-    config = {'name': spec.name, **_IMPORT_BASE, 'scsi0': f'{spec.storage}:0,import-from={volume}',  # size 0: A.9
-              'net0': format_net({'model': DEFAULT_NIC_MODEL, 'bridge': DEFAULT_BRIDGE})}
+    config = {
+        'name': spec.name,
+        **_IMPORT_BASE,
+        'scsi0': f'{spec.storage}:0,import-from={volume}',  # size 0: A.9
+        'net0': format_net({'model': DEFAULT_NIC_MODEL, 'bridge': DEFAULT_BRIDGE}),
+    }
     if spec.user_data is None:  # user_data brings its own NoCloud seed ISO instead
         config['ide2'] = f'{spec.storage}:cloudinit'
     return config

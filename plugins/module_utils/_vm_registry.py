@@ -85,34 +85,32 @@ class VmOption:
 # sockets 1; memory 512, in PVE/QemuServer/Memory.pm): an absent key equals its declared default.
 VM_OPTIONS = (
     VmOption(
-        'name', 'str',
+        'name',
+        'str',
         required=True,
-        doc=(
-            'Name of the VM, a DNS name. It identifies the VM unless O(vmid) is given; two VMs with this name are'
-            ' an error.',
-        ),
+        doc=('Name of the VM, a DNS name. It identifies the VM unless O(vmid) is given; two VMs with this name are an error.',),
         variable='pve_vm_name',
     ),
     VmOption(
-        'state', 'str',
-        choices=('present', 'started', 'stopped', 'restarted', 'absent'), default='present',
+        'state',
+        'str',
+        choices=('present', 'started', 'stopped', 'restarted', 'absent'),
+        default='present',
         doc=(
             'V(present) makes the VM exist as declared and leaves its power alone; a new VM stays stopped.',
-            'V(started) and V(stopped) also set its power. V(stopped) shuts the guest down gracefully and stops '
-            'it after O(shutdown_timeout) seconds.',
+            'V(started) and V(stopped) also set its power. V(stopped) shuts the guest down gracefully and stops it after O(shutdown_timeout) seconds.',
             'V(restarted) shuts a running VM down gracefully and starts it again (a stopped VM is started). It '
             'restarts on every run, so it always reports a change.',
             'V(absent) destroys the VM with its disks (purge, unreferenced disks included) after a graceful '
             'shutdown, and removes its O(user_data) seed ISO. A protected VM is refused.',
         ),
         variable='pve_power',
-        variable_doc=(
-            'Whether the VM runs.',
-        ),
-        variable_spec=dict(type='str', choices=('running', 'stopped'), default='running'),
+        variable_doc=('Whether the VM runs.',),
+        variable_spec={'type': 'str', 'choices': ('running', 'stopped'), 'default': 'running'},
     ),
     VmOption(
-        'image', 'str',
+        'image',
+        'str',
         doc=(
             'Where a new VM comes from; used only when the VM does not exist yet.',
             'A template or VM to clone, given by VMID (V(9017)), exact template name (V(ubuntu-24.04-cloud)) or a'
@@ -131,10 +129,12 @@ VM_OPTIONS = (
             'O(puls.proxmox.pve_vm#module:image).',
             'A VM still to be created whose image is none of these fails the run before any change.',
         ),
-        build=True, template_spec=True,
+        build=True,
+        template_spec=True,
     ),
     VmOption(
-        'linked_clone', 'bool',
+        'linked_clone',
+        'bool',
         default=False,
         doc=(
             'Clone as a copy-on-write linked clone of a template instead of a full copy.',
@@ -142,12 +142,11 @@ VM_OPTIONS = (
             'full clone, on another node only when every drive of the template is on shared storage.',
         ),
         variable='pve_linked_clone',
-        variable_doc=(
-            'Make a new VM a copy-on-write linked clone of its template.',
-        ),
+        variable_doc=('Make a new VM a copy-on-write linked clone of its template.',),
     ),
     VmOption(
-        'node', 'str',
+        'node',
+        'str',
         doc=(
             'Node to create the VM on. An existing VM is never moved.',
             'Without it, the online node among O(nodes) with the most free memory is chosen, except that a clone '
@@ -157,104 +156,119 @@ VM_OPTIONS = (
             ' O(storage) must be enabled on the node chosen.',
         ),
         variable='pve_node',
-        variable_doc=(
-            'Node a new machine is created on. Default is the candidate of O(pve_nodes) with the most free '
-            'memory.',
-        ),
+        variable_doc=('Node a new machine is created on. Default is the candidate of O(pve_nodes) with the most free memory.',),
         build=True,
     ),
     VmOption(
-        'nodes', 'list',
-        elements='str', env='PROXMOX_NODES',
+        'nodes',
+        'list',
+        elements='str',
+        env='PROXMOX_NODES',
         doc=(
             'Candidate nodes for placing a new VM when O(node) is not given; all online nodes when empty.',
             'If not set, E(PROXMOX_NODES) is used (comma-separated).',
         ),
         variable='pve_nodes',
         variable_doc=(
-            'Placement candidates for new machines, and the nodes an ISO of O(pve_isos) without C(node) or '
-            'C(nodes) is kept on.',
-            'Default is the environment variable E(PROXMOX_NODES) (comma-separated); empty means every online '
-            'node.',
+            'Placement candidates for new machines, and the nodes an ISO of O(pve_isos) without C(node) or C(nodes) is kept on.',
+            'Default is the environment variable E(PROXMOX_NODES) (comma-separated); empty means every online node.',
         ),
         build=True,
     ),
     VmOption(
-        'vmid', 'int',
-        minimum=100, maximum=999999999,
+        'vmid',
+        'int',
+        minimum=100,
+        maximum=999999999,
         doc=(
-            'VMID of the VM. When given, it identifies the VM (whose name must then be O(name)); a new VM is '
-            'created with it.',
+            'VMID of the VM. When given, it identifies the VM (whose name must then be O(name)); a new VM is created with it.',
             'Without it, a new VM gets a free VMID, safely also when many VMs are created at once.',
         ),
         variable='pve_vmid',
-        build=True, manifest_field='vmid', manifest_rank=1,
+        build=True,
+        manifest_field='vmid',
+        manifest_rank=1,
     ),
     VmOption(
-        'pool', 'str',
-        doc=(
-            'Resource pool a new VM is created in.',
-        ),
+        'pool',
+        'str',
+        doc=('Resource pool a new VM is created in.',),
         variable='pve_pool',
-        variable_doc=(
-            'Resource pool a new machine is created in.',
-        ),
-        build=True, manifest_field='pool', manifest_rank=13, manifest_extension=True,
+        variable_doc=('Resource pool a new machine is created in.',),
+        build=True,
+        manifest_field='pool',
+        manifest_rank=13,
+        manifest_extension=True,
     ),
     VmOption(
-        'storage', 'str',
+        'storage',
+        'str',
         doc=(
             "Storage for a new VM's disks (a full clone's copy, or the imported disk, which requires it) and for "
             'a cloud-init drive added to a VM that has none.',
         ),
         variable='pve_storage',
-        variable_doc=(
-            "Storage for a new machine's disks.",
-        ),
-        build=True, template_spec=True,
+        variable_doc=("Storage for a new machine's disks.",),
+        build=True,
+        template_spec=True,
     ),
     VmOption(
-        'cores', 'int',
-        minimum=1, pve_key='cores', pve_default=1,
-        doc=(
-            'CPU cores per socket.',
-        ),
+        'cores',
+        'int',
+        minimum=1,
+        pve_key='cores',
+        pve_default=1,
+        doc=('CPU cores per socket.',),
         variable='pve_cores',
-        variable_doc=(
-            'CPU cores per socket.',
-        ),
-        build=True, template_spec=True, template_config=True, manifest_field='cores', manifest_rank=2,
+        variable_doc=('CPU cores per socket.',),
+        build=True,
+        template_spec=True,
+        template_config=True,
+        manifest_field='cores',
+        manifest_rank=2,
     ),
     VmOption(
-        'sockets', 'int',
-        minimum=1, pve_key='sockets', pve_default=1,
-        doc=(
-            'CPU sockets.',
-        ),
+        'sockets',
+        'int',
+        minimum=1,
+        pve_key='sockets',
+        pve_default=1,
+        doc=('CPU sockets.',),
         variable='pve_sockets',
-        variable_doc=(
-            'CPU sockets.',
-        ),
-        build=True, template_spec=True, template_config=True, manifest_field='sockets', manifest_rank=14, manifest_extension=True,
+        variable_doc=('CPU sockets.',),
+        build=True,
+        template_spec=True,
+        template_config=True,
+        manifest_field='sockets',
+        manifest_rank=14,
+        manifest_extension=True,
     ),
     VmOption(
-        'memory', 'int',
-        minimum=16, meaning=' MiB', pve_key='memory', pve_default=512, pve_default_property='current',
-        doc=(
-            'Memory in MiB.',
-        ),
+        'memory',
+        'int',
+        minimum=16,
+        meaning=' MiB',
+        pve_key='memory',
+        pve_default=512,
+        pve_default_property='current',
+        doc=('Memory in MiB.',),
         variable='pve_memory',
-        variable_doc=(
-            'Memory in MiB.',
-        ),
-        build=True, template_spec=True, template_config=True, manifest_field='memory', manifest_rank=3,
+        variable_doc=('Memory in MiB.',),
+        build=True,
+        template_spec=True,
+        template_config=True,
+        manifest_field='memory',
+        manifest_rank=3,
     ),
     # qemu-server PVE/QemuServer.pm $confdesc: balloon is the "amount of target RAM for the VM in MiB", 0 disables the
     # balloon driver, no key leaves it on; with less than memory, PVE's automatic memory allocation may take the VM down
     # to it (PVE docs, qm(1), "Memory"). The check against memory is VmSpec's (_vm_config).
     VmOption(
-        'balloon', 'int',
-        minimum=0, meaning=' MiB', pve_key='balloon',
+        'balloon',
+        'int',
+        minimum=0,
+        meaning=' MiB',
+        pve_key='balloon',
         doc=(
             'Minimum memory in MiB (PVE\'s C(balloon)): with less than O(memory), PVE may take memory back from the '
             'running VM down to this amount through its balloon driver. V(0) turns the balloon device off. At most '
@@ -262,79 +276,85 @@ VM_OPTIONS = (
             'Changing the amount applies at once; turning ballooning on or off takes effect at the next boot.',
         ),
         variable='pve_balloon',
-        variable_doc=(
-            'Minimum memory in MiB that ballooning may leave the machine (at most O(pve_memory)); V(0) turns ballooning off.',
-        ),
-        build=True, template_spec=True, template_config=True,
+        variable_doc=('Minimum memory in MiB that ballooning may leave the machine (at most O(pve_memory)); V(0) turns ballooning off.',),
+        build=True,
+        template_spec=True,
+        template_config=True,
     ),
     VmOption(
-        'cpu', 'str',
+        'cpu',
+        'str',
         doc=(
             'CPU type, for example V(host) or V(x86-64-v2-AES), optionally with properties (V(host,flags=+aes)). '
             'Properties the VM has and the value does not name are kept.',
         ),
         variable='pve_cpu',
-        variable_doc=(
-            'CPU type, for example V(host).',
-        ),
-        build=True, template_spec=True, template_config=True, manifest_field='cpu', manifest_rank=4,
+        variable_doc=('CPU type, for example V(host).',),
+        build=True,
+        template_spec=True,
+        template_config=True,
+        manifest_field='cpu',
+        manifest_rank=4,
     ),
     VmOption(
-        'machine', 'str',
+        'machine',
+        'str',
         choices=('q35', 'i440fx'),
         doc=(
-            "Machine type. V(i440fx) is written as PVE's C(pc). A pinned version of the same family "
-            '(C(pc-q35-9.0)) counts as that family and is left alone.',
+            "Machine type. V(i440fx) is written as PVE's C(pc). A pinned version of the same family (C(pc-q35-9.0)) counts as that family and is left alone.",
         ),
         variable='pve_machine',
-        variable_doc=(
-            'Machine type.',
-        ),
-        build=True, template_spec=True, template_config=True, manifest_field='machine', manifest_rank=15, manifest_extension=True,
+        variable_doc=('Machine type.',),
+        build=True,
+        template_spec=True,
+        template_config=True,
+        manifest_field='machine',
+        manifest_rank=15,
+        manifest_extension=True,
     ),
     VmOption(
-        'disk_size', 'str',
+        'disk_size',
+        'str',
         doc=(
             'Size of the boot disk, for example V(32G), V(512M) or V(1T); a bare number means GiB.',
             'The disk is grown when smaller. A size below the current one is an error naming the current size, '
             'since PVE cannot shrink a disk. An increment such as V(+8G) is refused; declare the total size.',
         ),
         variable='pve_disk_size',
-        variable_doc=(
-            'Size of the boot disk, for example V(32G). It only grows.',
-        ),
-        build=True, template_spec=True,
+        variable_doc=('Size of the boot disk, for example V(32G). It only grows.',),
+        build=True,
+        template_spec=True,
     ),
     VmOption(
-        'bridge', 'str',
+        'bridge',
+        'str',
         doc=(
             "Bridge of the first network device (C(net0)), for example V(vmbr0). The device's MAC, model and "
             'other properties are kept. A VM without C(net0) gets a VirtIO device on V(vmbr0) unless this says '
             'otherwise.',
         ),
         variable='pve_bridge',
-        variable_doc=(
-            'Bridge of the first network device, for example V(vmbr0).',
-        ),
-        build=True, template_spec=True,
+        variable_doc=('Bridge of the first network device, for example V(vmbr0).',),
+        build=True,
+        template_spec=True,
     ),
     VmOption(
-        'vlan', 'int',
-        minimum=1, maximum=4094, meaning=' (an 802.1Q VLAN id)',
-        doc=(
-            'VLAN tag (1-4094) of the first network device.',
-        ),
+        'vlan',
+        'int',
+        minimum=1,
+        maximum=4094,
+        meaning=' (an 802.1Q VLAN id)',
+        doc=('VLAN tag (1-4094) of the first network device.',),
         variable='pve_vlan',
-        variable_doc=(
-            'VLAN tag of the first network device.',
-        ),
-        build=True, template_spec=True,
+        variable_doc=('VLAN tag of the first network device.',),
+        build=True,
+        template_spec=True,
     ),
     VmOption(
-        'ip', 'str',
+        'ip',
+        'str',
         doc=(
-            'IPv4 address of the first network device, set by cloud-init (C(ipconfig0)). V(10.0.0.5) (a /24), '
-            'V(10.0.0.5/22), or V(dhcp).',
+            'IPv4 address of the first network device, set by cloud-init (C(ipconfig0)). V(10.0.0.5) (a /24), V(10.0.0.5/22), or V(dhcp).',
             'When not set and O(dns_domain) is, the address is looked up in DNS (see O(dns_domain)).',
             'When neither is set, C(ipconfig0) is not managed.',
             'Mutually exclusive with O(user_data).',
@@ -342,47 +362,40 @@ VM_OPTIONS = (
         variable='pve_ip',
         variable_doc=(
             'Address of the first network device, V(10.0.0.5), V(10.0.0.5/22) or V(dhcp).',
-            'Without it and with O(pve_dns_domain), the address is looked up in DNS. Two machines with the same '
-            'static address fail the run before any change.',
+            'Without it and with O(pve_dns_domain), the address is looked up in DNS. Two machines with the same static address fail the run before any change.',
         ),
         build=True,
     ),
     VmOption(
-        'gateway', 'str',
-        doc=(
-            "IPv4 gateway for a static O(ip). Defaults to the address's first three octets and C(.1).",
-        ),
+        'gateway',
+        'str',
+        doc=("IPv4 gateway for a static O(ip). Defaults to the address's first three octets and C(.1).",),
         variable='pve_gateway',
-        variable_doc=(
-            'Gateway of a static O(pve_ip).',
-        ),
+        variable_doc=('Gateway of a static O(pve_ip).',),
         build=True,
     ),
     VmOption(
-        'nameservers', 'list',
+        'nameservers',
+        'list',
         elements='str',
-        doc=(
-            'DNS servers (IP addresses) cloud-init configures in the guest. An empty list removes them.',
-        ),
+        doc=('DNS servers (IP addresses) cloud-init configures in the guest. An empty list removes them.',),
         variable='pve_nameservers',
-        variable_doc=(
-            'DNS servers cloud-init configures in the machine.',
-        ),
-        build=True, template_spec=True,
+        variable_doc=('DNS servers cloud-init configures in the machine.',),
+        build=True,
+        template_spec=True,
     ),
     VmOption(
-        'searchdomain', 'str',
-        doc=(
-            'DNS search domain cloud-init configures in the guest. An empty string removes it.',
-        ),
+        'searchdomain',
+        'str',
+        doc=('DNS search domain cloud-init configures in the guest. An empty string removes it.',),
         variable='pve_searchdomain',
-        variable_doc=(
-            'DNS search domain cloud-init configures in the machine.',
-        ),
-        build=True, template_spec=True,
+        variable_doc=('DNS search domain cloud-init configures in the machine.',),
+        build=True,
+        template_spec=True,
     ),
     VmOption(
-        'dns_domain', 'str',
+        'dns_domain',
+        'str',
         env='PROXMOX_DNS_DOMAIN',
         doc=(
             'DNS domain of the VMs. When O(ip) is not declared, C(NAME.DNS_DOMAIN) is looked up through '
@@ -399,11 +412,12 @@ VM_OPTIONS = (
         build=True,
     ),
     VmOption(
-        'dns_servers', 'list',
-        elements='str', env='PROXMOX_DNS_SERVERS',
+        'dns_servers',
+        'list',
+        elements='str',
+        env='PROXMOX_DNS_SERVERS',
         doc=(
-            'DNS servers to ask for O(dns_domain) lookups, as V(IP) or V(IP:PORT) (IPv6 as V([IP]:PORT)). The '
-            'system resolver is never used.',
+            'DNS servers to ask for O(dns_domain) lookups, as V(IP) or V(IP:PORT) (IPv6 as V([IP]:PORT)). The system resolver is never used.',
             'If not set, E(PROXMOX_DNS_SERVERS) is used (comma-separated).',
         ),
         variable='pve_dns_servers',
@@ -414,15 +428,16 @@ VM_OPTIONS = (
         build=True,
     ),
     VmOption(
-        'ci_user', 'str',
-        doc=(
-            'User cloud-init creates, whose O(ssh_keys) are authorized. An empty string removes the setting.',
-        ),
+        'ci_user',
+        'str',
+        doc=('User cloud-init creates, whose O(ssh_keys) are authorized. An empty string removes the setting.',),
         variable='pve_ssh_user',
-        build=True, template_spec=True,
+        build=True,
+        template_spec=True,
     ),
     VmOption(
-        'ci_password', 'str',
+        'ci_password',
+        'str',
         no_log=True,
         doc=(
             'Password cloud-init sets for O(ci_user).',
@@ -430,28 +445,28 @@ VM_OPTIONS = (
             'it later is not detected. It never appears in the output or the diff.',
         ),
         variable='pve_ci_password',
-        variable_doc=(
-            'Password cloud-init sets for O(pve_ssh_user). Never shown.',
-        ),
+        variable_doc=('Password cloud-init sets for O(pve_ssh_user). Never shown.',),
         build=True,
     ),
     VmOption(
-        'ssh_keys', 'list',
-        elements='str', no_log=False,
+        'ssh_keys',
+        'list',
+        elements='str',
+        no_log=False,
         doc=(
             'OpenSSH public keys (the content of C(.pub) files) cloud-init authorizes for O(ci_user). Compared as'
             " keys, regardless of PVE's encoding. An empty list removes them.",
         ),
         variable='pve_ssh_keys',
         variable_doc=(
-            "SSH public keys cloud-init authorizes for O(pve_ssh_user), who is then the machine's cloud-init "
-            'user.',
+            "SSH public keys cloud-init authorizes for O(pve_ssh_user), who is then the machine's cloud-init user.",
             'Not written to a machine with O(pve_user_data), whose user-data brings its own users.',
         ),
         build=True,
     ),
     VmOption(
-        'user_data', 'str',
+        'user_data',
+        'str',
         no_log=True,
         doc=(
             'Raw cloud-init user-data (C(#cloud-config), a C(#!) script, MIME multipart). It is delivered on a '
@@ -466,18 +481,19 @@ VM_OPTIONS = (
         ),
         variable='pve_user_data',
         variable_doc=(
-            "Raw cloud-init user-data, delivered on a NoCloud seed ISO in place of PVE's cloud-init drive. Never "
-            'shown.',
-            'The machine then gets neither O(pve_ssh_user) nor O(pve_ssh_keys) as cloud-init settings; authorize '
-            'a key in the user-data to provision it.',
+            "Raw cloud-init user-data, delivered on a NoCloud seed ISO in place of PVE's cloud-init drive. Never shown.",
+            'The machine then gets neither O(pve_ssh_user) nor O(pve_ssh_keys) as cloud-init settings; authorize a key in the user-data to provision it.',
         ),
-        build=True, template_spec=True, manifest_field='userData', manifest_rank=6,
+        build=True,
+        template_spec=True,
+        manifest_field='userData',
+        manifest_rank=6,
     ),
     VmOption(
-        'user_data_storage', 'str',
+        'user_data_storage',
+        'str',
         doc=(
-            'Storage with content type C(iso) for the seed ISO of O(user_data). The seed stays attached to the '
-            'VM.',
+            'Storage with content type C(iso) for the seed ISO of O(user_data). The seed stays attached to the VM.',
             'When not set, a seed already attached with the same content stays where it is; a new seed goes to '
             "the first shared storage (by name) with content C(iso) on the VM's node, else to C(local).",
             'A seed on C(local) or another non-shared storage blocks migration and HA relocation of the VM '
@@ -488,74 +504,69 @@ VM_OPTIONS = (
         build=True,
     ),
     VmOption(
-        'tags', 'list',
+        'tags',
+        'list',
         elements='str',
         doc=(
             'Tags of the VM, compared as a set (PVE lower-cases and sorts them). The owner tag is always kept.',
             "When not set, the VM's tags are left alone except for adding the owner tag.",
         ),
         variable='pve_tags',
-        variable_doc=(
-            'Tags of the machine (compared as a set; the owner tag is always kept).',
-        ),
+        variable_doc=('Tags of the machine (compared as a set; the owner tag is always kept).',),
         build=True,
     ),
     VmOption(
-        'protection', 'bool',
+        'protection',
+        'bool',
         pve_key='protection',
         doc=(
             "PVE's protection flag, which blocks destroying the VM and removing its disks.",
             'A protected VM is never destroyed by O(state=absent); set this to V(false) first.',
         ),
         variable='pve_protected',
-        variable_doc=(
-            "PVE's protection flag. The role never destroys a protected machine. Unset leaves the flag alone.",
-        ),
-        manifest_field='protected', manifest_rank=10, manifest_extension=True,
+        variable_doc=("PVE's protection flag. The role never destroys a protected machine. Unset leaves the flag alone.",),
+        manifest_field='protected',
+        manifest_rank=10,
+        manifest_extension=True,
     ),
     VmOption(
-        'onboot', 'bool',
+        'onboot',
+        'bool',
         pve_key='onboot',
-        doc=(
-            'Start the VM when its node boots.',
-        ),
+        doc=('Start the VM when its node boots.',),
         variable='pve_onboot',
-        variable_doc=(
-            'Start the VM when its node boots.',
-        ),
-        manifest_field='onboot', manifest_rank=11, manifest_extension=True,
+        variable_doc=('Start the VM when its node boots.',),
+        manifest_field='onboot',
+        manifest_rank=11,
+        manifest_extension=True,
     ),
     VmOption(
-        'apply_mode', 'str',
-        choices=('report', 'reboot'), default='report',
+        'apply_mode',
+        'str',
+        choices=('report', 'reboot'),
+        default='report',
         doc=(
-            'What to do with changes a running VM only takes at its next boot (hardware changes PVE keeps '
-            'pending, cloud-init settings, a new seed ISO).',
+            'What to do with changes a running VM only takes at its next boot (hardware changes PVE keeps pending, cloud-init settings, a new seed ISO).',
             'V(report) lists them in RV(reboot_required) and leaves the VM running.',
             'V(reboot) regenerates the cloud-init drive and restarts the VM (graceful shutdown, then start).',
         ),
         variable='pve_apply_mode',
-        variable_doc=(
-            'What to do with changes a running VM takes only at its next boot. V(report) lists them; V(reboot) '
-            'restarts it.',
-        ),
-        manifest_field='applyMode', manifest_rank=5,
+        variable_doc=('What to do with changes a running VM takes only at its next boot. V(report) lists them; V(reboot) restarts it.',),
+        manifest_field='applyMode',
+        manifest_rank=5,
     ),
     VmOption(
-        'owner_tag', 'str',
-        doc=(
-            'Tag that marks VMs this module manages. It is put on every VM the module creates or adopts.',
-        ),
+        'owner_tag',
+        'str',
+        doc=('Tag that marks VMs this module manages. It is put on every VM the module creates or adopts.',),
         variable='pve_owner_tag',
         build=True,
     ),
     VmOption(
-        'adopt', 'bool',
+        'adopt',
+        'bool',
         default=False,
-        doc=(
-            'Take over an existing VM with this name that lacks the owner tag, adding the tag. Without it such a '
-            'VM is refused.',
-        ),
+        doc=('Take over an existing VM with this name that lacks the owner tag, adding the tag. Without it such a VM is refused.',),
         variable='pve_adopt',
         variable_doc=(
             "Take over an existing VM of this machine's name that lacks O(pve_owner_tag) (or whose owner record "
@@ -564,11 +575,15 @@ VM_OPTIONS = (
             'Without it such a VM is never touched, and the run fails before any change, naming the VM and saying'
             ' how to adopt it (and when its Notes show that Puls provisioned it).',
         ),
-        manifest_field='adopt', manifest_rank=12, manifest_extension=True,
+        manifest_field='adopt',
+        manifest_rank=12,
+        manifest_extension=True,
     ),
     VmOption(
-        'shutdown_timeout', 'int',
-        minimum=0, meaning=' (seconds)',
+        'shutdown_timeout',
+        'int',
+        minimum=0,
+        meaning=' (seconds)',
         doc=(
             'Seconds a graceful shutdown may take (for O(state=stopped), O(state=restarted), O(state=absent) and '
             'O(apply_mode=reboot)) before the VM is stopped forcibly.',
@@ -581,11 +596,9 @@ VM_OPTIONS = (
         ),
     ),
     VmOption(
-        'timeout', 'int',
-        doc=(
-            "Seconds to wait for each PVE task (a clone, an import, a start, a destroy) and for a new VM's lock "
-            'to clear.',
-        ),
+        'timeout',
+        'int',
+        doc=("Seconds to wait for each PVE task (a clone, an import, a start, a destroy) and for a new VM's lock to clear.",),
         variable='pve_timeout',
         variable_doc=(
             'Seconds to wait for each PVE task of the VM (a clone, an import, a start, a destroy) and for a new '
@@ -593,7 +606,8 @@ VM_OPTIONS = (
         ),
     ),
     VmOption(
-        'agent_timeout', 'int',
+        'agent_timeout',
+        'int',
         doc=(
             "How long after the VM's boot, in seconds, its guest agent may take to report the address of a DHCP "
             "VM. A VM that has been running longer is asked once. Nothing is asked when the VM's config does not "
@@ -612,8 +626,7 @@ OPTIONS_BY_NAME = {option.name: option for option in VM_OPTIONS}
 
 def role_variables(purpose: str) -> tuple[str, ...]:
     """The role variables that ``role_options(purpose, ...)`` reads."""
-    wanted = {'machine': lambda option: True, 'build': lambda option: option.build,
-              'template_spec': lambda option: option.template_spec}[purpose]
+    wanted = {'machine': lambda option: True, 'build': lambda option: option.build, 'template_spec': lambda option: option.template_spec}[purpose]
     names = [option.variable for option in VM_OPTIONS if option.variable and wanted(option)]
     # The cloud-init user is written by what it is for (see machine_options), user-data brings its own.
     return tuple(dict.fromkeys(names + ['pve_ci_password', 'pve_ssh_keys', 'pve_user_data']))
@@ -625,8 +638,7 @@ def role_options(purpose: str, declared: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _plain(declared: Mapping[str, Any], selected: Any) -> dict[str, Any]:
-    return {option.name: declared[variable] for option in VM_OPTIONS
-            if (variable := option.variable) is not None and variable in declared and selected(option)}
+    return {option.name: declared[variable] for option in VM_OPTIONS if (variable := option.variable) is not None and variable in declared and selected(option)}
 
 
 def machine_options(declared: Mapping[str, Any]) -> dict[str, Any]:
@@ -653,8 +665,11 @@ def build_options(declared: Mapping[str, Any]) -> dict[str, Any]:
 
 def template_spec(declared: Mapping[str, Any]) -> dict[str, Any]:
     """What enters a template's spec hash, by variable name without the prefix (the bake adds ``generalize``)."""
-    return {variable[len(VARIABLE_PREFIX):]: declared[variable] for option in VM_OPTIONS
-            if option.template_spec and (variable := option.variable) is not None and variable in declared}
+    return {
+        variable[len(VARIABLE_PREFIX) :]: declared[variable]
+        for option in VM_OPTIONS
+        if option.template_spec and (variable := option.variable) is not None and variable in declared
+    }
 
 
 def template_config_keys() -> tuple[str, ...]:

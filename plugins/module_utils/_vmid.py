@@ -70,13 +70,13 @@ class Ledger:
                 entries = json.load(handle)
         except (OSError, ValueError):
             entries = {}
-        self.entries = dict((int(vmid), stamp) for vmid, stamp in entries.items() if now - stamp < RESERVATION_SECONDS)
+        self.entries = {int(vmid): stamp for vmid, stamp in entries.items() if now - stamp < RESERVATION_SECONDS}
 
     def reserve(self, vmid):
         self.entries[vmid] = time.time()
         scratch = self.path + '.tmp'
         with open(scratch, 'w', encoding='utf-8') as handle:
-            json.dump(dict((str(vmid), stamp) for vmid, stamp in self.entries.items()), handle)
+            json.dump({str(vmid): stamp for vmid, stamp in self.entries.items()}, handle)
         os.replace(scratch, self.path)
 
 

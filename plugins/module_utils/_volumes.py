@@ -25,9 +25,12 @@ def file_volid(storage, content, filename):
 
 def list_volumes(client, node, storage, content=None):
     """The volumes on node's storage (of one content type, or all): {volid: PVE's entry (size, format, ctime, ...)}."""
-    items = client.get('/nodes/%s/storage/%s/content' % (node, storage), content=content,
-                       context='listing the %s on storage %s of node %s' % (content or 'volumes', storage, node))
-    return dict((item['volid'], item) for item in items or ())
+    items = client.get(
+        '/nodes/%s/storage/%s/content' % (node, storage),
+        content=content,
+        context='listing the %s on storage %s of node %s' % (content or 'volumes', storage, node),
+    )
+    return {item['volid']: item for item in items or ()}
 
 
 def start_download(client, node, storage, filename, url, content, checksum=None, compression=None):
@@ -35,11 +38,10 @@ def start_download(client, node, storage, filename, url, content, checksum=None,
 
     checksum is (algorithm, hex digest) or None; compression (gz, lzo, zst, bz2) is for ISOs only.
     """
-    params = dict(url=url, content=content, filename=filename, compression=compression)
+    params = {"url": url, "content": content, "filename": filename, "compression": compression}
     if checksum:
         params.update(checksum=checksum[1], **{'checksum-algorithm': checksum[0]})
-    return client.post('/nodes/%s/storage/%s/download-url' % (node, storage), context=_download_context(node, storage, filename, url),
-                       **params)
+    return client.post('/nodes/%s/storage/%s/download-url' % (node, storage), context=_download_context(node, storage, filename, url), **params)
 
 
 def wait_download(client, upid, node, storage, filename, url, content, task_timeout=DEFAULT_TASK_TIMEOUT):
@@ -56,22 +58,23 @@ def wait_download(client, upid, node, storage, filename, url, content, task_time
     except PveApiError as exc:
         mismatch = _CHECKSUM_MISMATCH.search(exc.exitstatus or '')
         if mismatch and mismatch.group('aborting'):
-            message = ('%s failed: %s appeared on the storage while this run was at work (another run or a person put it there), '
-                       'and its checksum %s is not the declared %s; nothing was downloaded and that file was left alone. '
-                       'Find out who stores %s, then delete it or declare its source' % (
-                           context, volid, mismatch.group('got'), mismatch.group('expected'), volid))
+            message = (
+                '%s failed: %s appeared on the storage while this run was at work (another run or a person put it there), '
+                'and its checksum %s is not the declared %s; nothing was downloaded and that file was left alone. '
+                'Find out who stores %s, then delete it or declare its source' % (context, volid, mismatch.group('got'), mismatch.group('expected'), volid)
+            )
         elif mismatch:
-            message = ('%s failed: checksum mismatch: the file at the URL has checksum %s, the declared checksum is %s; '
-                       'this run stored nothing. Check the checksum option against the URL'
-                       % (context, mismatch.group('got'), mismatch.group('expected')))
+            message = (
+                '%s failed: checksum mismatch: the file at the URL has checksum %s, the declared checksum is %s; '
+                'this run stored nothing. Check the checksum option against the URL' % (context, mismatch.group('got'), mismatch.group('expected'))
+            )
         else:
             raise
         raise PveApiError(message, reason=exc.reason, upid=exc.upid, exitstatus=exc.exitstatus, log=exc.log) from None
     return volid
 
 
-def download_volume(client, node, storage, filename, url, content, checksum=None, compression=None,
-                    task_timeout=DEFAULT_TASK_TIMEOUT):
+def download_volume(client, node, storage, filename, url, content, checksum=None, compression=None, task_timeout=DEFAULT_TASK_TIMEOUT):
     """Have node download url to its storage as filename (checked by PVE against checksum) and wait; returns the volid."""
     upid = start_download(client, node, storage, filename, url, content, checksum, compression)
     return wait_download(client, upid, node, storage, filename, url, content, task_timeout)
@@ -85,16 +88,21 @@ def upload_volume(client, node, storage, filename, data, content, task_timeout=D
     """
     volid = file_volid(storage, content, filename)
     context = 'uploading %s (%d bytes) to storage %s of node %s' % (filename, len(data), storage, node)
-    upid = client.upload('/nodes/%s/storage/%s/upload' % (node, storage), filename=filename, data=data, content=content,
-                         checksum=('sha256', hashlib.sha256(data).hexdigest()), context=context)
+    upid = client.upload(
+        '/nodes/%s/storage/%s/upload' % (node, storage),
+        filename=filename,
+        data=data,
+        content=content,
+        checksum=('sha256', hashlib.sha256(data).hexdigest()),
+        context=context,
+    )
     if upid:
         client.wait_task(upid, task_timeout, context)
     stored = list_volumes(client, node, storage, content).get(volid)
     if stored is None:
         raise PveApiError('%s: the upload finished, but %s is not on the storage' % (context, volid))
     if stored.get('size') is not None and int(stored['size']) != len(data):
-        raise PveApiError('%s: %s holds %s bytes after the upload, not %d; upload it again'
-                          % (context, volid, stored['size'], len(data)))
+        raise PveApiError('%s: %s holds %s bytes after the upload, not %d; upload it again' % (context, volid, stored['size'], len(data)))
     return volid
 
 

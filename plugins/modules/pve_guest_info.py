@@ -157,12 +157,12 @@ from ansible_collections.puls.proxmox.plugins.module_utils._guests_io import lis
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG
 
-ARGUMENT_SPEC = dict(
-    names=dict(type='list', elements='str'),
-    owned_only=dict(type='bool', default=False),
-    owner_tag=dict(type='str', default=DEFAULT_OWNER_TAG),
-    details=dict(type='bool', default=False),
-)
+ARGUMENT_SPEC = {
+    'names': {'type': 'list', 'elements': 'str'},
+    'owned_only': {'type': 'bool', 'default': False},
+    'owner_tag': {'type': 'str', 'default': DEFAULT_OWNER_TAG},
+    'details': {'type': 'bool', 'default': False},
+}
 
 
 def main():

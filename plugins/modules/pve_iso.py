@@ -281,30 +281,33 @@ instance_id:
   sample: iid-puls-5d41402abc4b
 '''
 
-from ansible_collections.puls.proxmox.plugins.module_utils._iso_plan import COMPRESSIONS, CONTENT_TYPES, IsoOptionError
 from ansible_collections.puls.proxmox.plugins.module_utils._iso_io import declare, reconcile
+from ansible_collections.puls.proxmox.plugins.module_utils._iso_plan import COMPRESSIONS, CONTENT_TYPES, IsoOptionError
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
 
-ARGUMENT_SPEC = dict(
-    filename=dict(type='str', required=True),
-    storage=dict(type='str', default='local'),
-    node=dict(type='str'),
-    nodes=dict(type='list', elements='str'),
-    content=dict(type='str', default='iso', choices=list(CONTENT_TYPES)),
-    state=dict(type='str', default='present', choices=['present', 'absent']),
-    url=dict(type='str'),
-    checksum=dict(type='str'),
-    compression=dict(type='str', choices=list(COMPRESSIONS)),
-    src=dict(type='path'),
-    seed=dict(type='dict', options=dict(
-        user_data=dict(type='str', required=True, no_log=True),
-        meta_data=dict(type='raw'),
-        network_config=dict(type='raw'),
-        vendor_data=dict(type='str', no_log=True),
-        hostname=dict(type='str'),
-    )),
-    timeout=dict(type='int', default=1800),
-)
+ARGUMENT_SPEC = {
+    'filename': {'type': 'str', 'required': True},
+    'storage': {'type': 'str', 'default': 'local'},
+    'node': {'type': 'str'},
+    'nodes': {'type': 'list', 'elements': 'str'},
+    'content': {'type': 'str', 'default': 'iso', 'choices': list(CONTENT_TYPES)},
+    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
+    'url': {'type': 'str'},
+    'checksum': {'type': 'str'},
+    'compression': {'type': 'str', 'choices': list(COMPRESSIONS)},
+    'src': {'type': 'path'},
+    'seed': {
+        'type': 'dict',
+        'options': {
+            'user_data': {'type': 'str', 'required': True, 'no_log': True},
+            'meta_data': {'type': 'raw'},
+            'network_config': {'type': 'raw'},
+            'vendor_data': {'type': 'str', 'no_log': True},
+            'hostname': {'type': 'str'},
+        },
+    },
+    'timeout': {'type': 'int', 'default': 1800},
+}
 
 
 def main():

@@ -237,21 +237,21 @@ diff:
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
-from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import STATES, TemplateRequest
 from ansible_collections.puls.proxmox.plugins.module_utils._template_io import reconcile
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import DEFAULT_SHUTDOWN_TIMEOUT
+from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import STATES, TemplateRequest
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG, SpecError
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import DEFAULT_SHUTDOWN_TIMEOUT
 
-ARGUMENT_SPEC = dict(
-    name=dict(type='str', required=True),
-    vmid=dict(type='int'),
-    state=dict(type='str', default='present', choices=list(STATES)),
-    spec=dict(type='raw'),
-    provision_hashes=dict(type='dict'),
-    owner_tag=dict(type='str', default=DEFAULT_OWNER_TAG),
-    shutdown_timeout=dict(type='int', default=DEFAULT_SHUTDOWN_TIMEOUT),
-    timeout=dict(type='int', default=DEFAULT_TASK_TIMEOUT),
-)
+ARGUMENT_SPEC = {
+    'name': {'type': 'str', 'required': True},
+    'vmid': {'type': 'int'},
+    'state': {'type': 'str', 'default': 'present', 'choices': list(STATES)},
+    'spec': {'type': 'raw'},
+    'provision_hashes': {'type': 'dict'},
+    'owner_tag': {'type': 'str', 'default': DEFAULT_OWNER_TAG},
+    'shutdown_timeout': {'type': 'int', 'default': DEFAULT_SHUTDOWN_TIMEOUT},
+    'timeout': {'type': 'int', 'default': DEFAULT_TASK_TIMEOUT},
+}
 
 
 def main():

@@ -200,12 +200,16 @@ diff:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.puls.proxmox.plugins.module_utils._cidata import (
-    HAS_PYCDLIB, HAS_YAML, PYCDLIB_IMPORT_ERROR, YAML_IMPORT_ERROR, SeedDataError,
+    HAS_PYCDLIB,
+    HAS_YAML,
+    PYCDLIB_IMPORT_ERROR,
+    YAML_IMPORT_ERROR,
+    SeedDataError,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import reconcile_vm
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError
 
 
 def main():

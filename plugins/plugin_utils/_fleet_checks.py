@@ -17,11 +17,20 @@ def declared_machines(hostvars, templates, vms):
     machines = []
     for host in dict.fromkeys([*templates, *vms]):
         declared = hostvars[host]
-        machines.append(dict(host=host, name=declared.get('pve_vm_name', host), vmid=declared.get('pve_vmid'),
-                             ip=declared.get('pve_ip', ''), replace=declared.get('pve_replace', ''),
-                             image=str(declared.get('pve_image', '')), state=declared.get('pve_state', 'present'),
-                             # As pve_vm reads its adopt option (type bool).
-                             adopt=boolean(declared.get('pve_adopt', False), strict=False), template=host in templates))
+        machines.append(
+            {
+                'host': host,
+                'name': declared.get('pve_vm_name', host),
+                'vmid': declared.get('pve_vmid'),
+                'ip': declared.get('pve_ip', ''),
+                'replace': declared.get('pve_replace', ''),
+                'image': str(declared.get('pve_image', '')),
+                'state': declared.get('pve_state', 'present'),
+                # As pve_vm reads its adopt option (type bool).
+                'adopt': boolean(declared.get('pve_adopt', False), strict=False),
+                'template': host in templates,
+            }
+        )
     return machines
 
 
@@ -45,9 +54,13 @@ def fleet_problems(machines, guests, replaced, untagged, owner_tag):
     VMIDs and addresses declared twice, machines to replace that cannot be, images (image_problems), and guests
     taken over without pve_adopt. ``guests``: the cluster's (pve_fleet_info); ``replaced`` and ``untagged``: the
     details (pve_guest_info) of the guests to replace and of those lacking the owner tag."""
-    return [*_shared_vmids(machines), *_shared_addresses(machines), *_replace_problems(machines, replaced, owner_tag),
-            *image_problems(machines, guests),
-            *(_unadopted_problem(guest, owner_tag) for guest in unadopted(machines, untagged))]
+    return [
+        *_shared_vmids(machines),
+        *_shared_addresses(machines),
+        *_replace_problems(machines, replaced, owner_tag),
+        *image_problems(machines, guests),
+        *(_unadopted_problem(guest, owner_tag) for guest in unadopted(machines, untagged)),
+    ]
 
 
 def _hosts_sharing(machines, value_of):
@@ -58,8 +71,7 @@ def _hosts_sharing(machines, value_of):
         if value is not None:
             hosts.setdefault(value, []).append(machine['host'])
     # Numbers before text: a VMID of an inventory may be either, and they do not compare.
-    return sorted(((value, shared) for value, shared in hosts.items() if len(shared) > 1),
-                  key=lambda item: (isinstance(item[0], str), item[0]))
+    return sorted(((value, shared) for value, shared in hosts.items() if len(shared) > 1), key=lambda item: (isinstance(item[0], str), item[0]))
 
 
 def _vmid(machine):
@@ -69,8 +81,7 @@ def _vmid(machine):
 
 
 def _shared_vmids(machines):
-    return [f'{" and ".join(hosts)} declare the same pve_vmid {vmid}: give each machine its own VMID'
-            for vmid, hosts in _hosts_sharing(machines, _vmid)]
+    return [f'{" and ".join(hosts)} declare the same pve_vmid {vmid}: give each machine its own VMID' for vmid, hosts in _hosts_sharing(machines, _vmid)]
 
 
 def _static_address(machine):
@@ -79,8 +90,10 @@ def _static_address(machine):
 
 
 def _shared_addresses(machines):
-    return [f'{" and ".join(hosts)} declare the same address {address} (pve_ip): give each machine its own address'
-            for address, hosts in _hosts_sharing(machines, _static_address)]
+    return [
+        f'{" and ".join(hosts)} declare the same address {address} (pve_ip): give each machine its own address'
+        for address, hosts in _hosts_sharing(machines, _static_address)
+    ]
 
 
 def _replace_problems(machines, replaced, owner_tag):
@@ -93,8 +106,7 @@ def _replace_problems(machines, replaced, owner_tag):
         old = [guest for guest in replaced or () if guest.get('name') == old_name]
         said = f'{machine["host"]}: pve_replace is {old_name},'
         if old_name in names:
-            problems.append(f'{said} which is declared in this inventory; a machine to replace must not be declared: remove it from '
-                            'the inventory')
+            problems.append(f'{said} which is declared in this inventory; a machine to replace must not be declared: remove it from the inventory')
         elif any(guest.get('protected') for guest in old):
             problems.append(f'{said} which is protected in Proxmox VE; turn its protection off first if it really is to go')
         elif any(guest.get('ownership') == 'foreign' for guest in old):
@@ -105,8 +117,13 @@ def _replace_problems(machines, replaced, owner_tag):
 
 
 def _unadopted_problem(guest, owner_tag):
-    why = (', but its Notes hold a [puls-provision: ...] record, so Puls provisioned it (an earlier release, or the tag was '
-           'removed)' if guest.get('provisioned') else ', so this collection did not create it')
-    return (f'{guest["host"]}: VM {guest["vmid"]} ({guest["name"]} on {guest["node"]}) lacks the owner tag {owner_tag}{why}; '
-            f'to take it over set pve_adopt: true for {guest["host"]} (the owner tag and record are then added), or choose '
-            'another pve_vm_name')
+    why = (
+        ', but its Notes hold a [puls-provision: ...] record, so Puls provisioned it (an earlier release, or the tag was removed)'
+        if guest.get('provisioned')
+        else ', so this collection did not create it'
+    )
+    return (
+        f'{guest["host"]}: VM {guest["vmid"]} ({guest["name"]} on {guest["node"]}) lacks the owner tag {owner_tag}{why}; '
+        f'to take it over set pve_adopt: true for {guest["host"]} (the owner tag and record are then added), or choose '
+        'another pve_vm_name'
+    )

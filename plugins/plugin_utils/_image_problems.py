@@ -33,7 +33,7 @@ def cycles(machines):
             base = templates.get(str(base.get('image') or ''))
         if base is None:
             continue
-        cycle = path[path.index(base['host']):]
+        cycle = path[path.index(base['host']) :]
         if frozenset(cycle) not in seen:
             seen.add(frozenset(cycle))
             found.append(cycle)
@@ -44,8 +44,10 @@ def _cycle_problem(cycle):
     if len(cycle) == 1:
         return f'{cycle[0]}: pve_image is {cycle[0]}, the template itself; a template cannot be built from itself: name its base image'
     chain = ' -> '.join(cycle + cycle[:1])
-    return (f'{" and ".join(sorted(cycle))} are built from each other in a cycle (pve_image: {chain}); a template cannot be '
-            'built from itself: give one of them a base image from outside the cycle')
+    return (
+        f'{" and ".join(sorted(cycle))} are built from each other in a cycle (pve_image: {chain}); a template cannot be '
+        'built from itself: give one of them a base image from outside the cycle'
+    )
 
 
 def _resolution_problem(machine, guests):
@@ -55,8 +57,10 @@ def _resolution_problem(machine, guests):
     except SpecError as exc:
         templates = [guest.get('name') or '' for guest in guests if guest.get('template')]
         if not image.isdigit() and ':' not in image and not any(image.lower() in name.lower() for name in templates):
-            return (f'{machine["host"]}: pve_image is {image}, which is neither a template declared in this inventory (group '
-                    'pve_templates) nor (part of) the name of a template in the cluster: declare the template, or correct pve_image')
+            return (
+                f'{machine["host"]}: pve_image is {image}, which is neither a template declared in this inventory (group '
+                'pve_templates) nor (part of) the name of a template in the cluster: declare the template, or correct pve_image'
+            )
         return f'{machine["host"]}: pve_{exc}'
     return None
 

@@ -24,8 +24,10 @@ import re
 from dataclasses import dataclass, field
 
 WGET_ROW = re.compile(r'^\s*\d+K[ .,]*?\s*(\d{1,3})%\s+(\d+(?:\.\d+)?)([KMG]?)(?=[\s=]|$)')
-TRANSFERRED = re.compile(r'transferred (\d+(?:\.\d+)?) (B|KiB|MiB|GiB|TiB|PiB) of (\d+(?:\.\d+)?) (B|KiB|MiB|GiB|TiB|PiB) '
-                         r'\((\d+(?:\.\d+)?)%\)')
+TRANSFERRED = re.compile(
+    r'transferred (\d+(?:\.\d+)?) (B|KiB|MiB|GiB|TiB|PiB) of (\d+(?:\.\d+)?) (B|KiB|MiB|GiB|TiB|PiB) '
+    r'\((\d+(?:\.\d+)?)%\)'
+)
 UNITS = ('B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB')
 # The PVE task types whose logs report progress: a task of these that logs nothing for a while has stalled.
 PROGRESS_TASKS = ('download', 'qmclone', 'imgcopy', 'qmmove', 'qmcreate', 'qmrestore')
@@ -161,9 +163,11 @@ class ProgressWatch:
 
     def stall_report(self, wait, now):
         where = ' at %g%%' % wait.percent if wait.percent is not None else ''
-        return ('%s: %s: stalled: no progress for %s%s (%s elapsed); look at PVE task %s (its log: `pvenode task log %s`, '
-                'or the node\'s Tasks in the web UI)' % (self.host, wait.what, human_seconds(now - wait.changed), where,
-                                                         human_seconds(now - wait.started), wait.upid, wait.upid))
+        return (
+            '%s: %s: stalled: no progress for %s%s (%s elapsed); look at PVE task %s (its log: `pvenode task log %s`, '
+            'or the node\'s Tasks in the web UI)'
+            % (self.host, wait.what, human_seconds(now - wait.changed), where, human_seconds(now - wait.started), wait.upid, wait.upid)
+        )
 
     @property
     def stall_warnings(self):

@@ -42,8 +42,7 @@ def progress_settings(switch, interval, stall, terminal):
     """(interval, stall) in seconds when progress is shown, else None; AnsibleActionFail on a wrong value."""
     wanted = SWITCHES.get(str(switch).strip().lower(), 'wrong') if not isinstance(switch, bool) else switch
     if wanted == 'wrong':
-        raise AnsibleActionFail('pve_progress is %r: set it to auto (progress when the output is a terminal), true or false'
-                                % (switch,))
+        raise AnsibleActionFail('pve_progress is %r: set it to auto (progress when the output is a terminal), true or false' % (switch,))
     if not (terminal if wanted is None else wanted):
         return None
     numbers = []
@@ -71,9 +70,13 @@ class ProgressAction(ActionBase):
         wrap_async = self._task.async_val and not self._connection.has_native_async
         settings = None
         if not self._task.async_val and getattr(self._connection, 'transport', None) == 'local':
-            settings = progress_settings(*(self._templar.template(task_vars.get(name, default)) for name, default in (
-                ('pve_progress', 'auto'), ('pve_progress_interval', DEFAULT_INTERVAL), ('pve_progress_stall', DEFAULT_STALL))),
-                terminal=_terminal())
+            settings = progress_settings(
+                *(
+                    self._templar.template(task_vars.get(name, default))
+                    for name, default in (('pve_progress', 'auto'), ('pve_progress_interval', DEFAULT_INTERVAL), ('pve_progress_stall', DEFAULT_STALL))
+                ),
+                terminal=_terminal(),
+            )
         if settings is None:
             result = merge_hash(result, self._execute_module(task_vars=task_vars, wrap_async=wrap_async))
         else:

@@ -16,6 +16,8 @@ def hash_provision_files(files, base_dir, hash_include, hash_mode):
     Raises ``ProvisionFileError`` for a file that cannot be read.
     """
     computed = provision_hashes(files, base_dir, C.DEFAULT_ROLES_PATH, hash_include, hash_mode)
-    warnings = [f'the hash of {path} does not cover {"; ".join(skipped)}; list such files in hash_include so that a change '
-                'of them is noticed' for path, skipped in computed.unresolved.items()]
+    warnings = [
+        f'the hash of {path} does not cover {"; ".join(skipped)}; list such files in hash_include so that a change of them is noticed'
+        for path, skipped in computed.unresolved.items()
+    ]
     return computed.hashes, warnings

@@ -36,10 +36,10 @@ sys.path[:0] = [str(HERE), str(REPO / 'tests'), str(REPO / 'tests' / 'integratio
 
 import fleet as fleet_module  # noqa: E402
 import invariants  # noqa: E402
-from playbooks import run_playbook  # noqa: E402
-
 from lab.faults import KINDS, FaultDriver  # noqa: E402
 from lab.serving import Lab  # noqa: E402
+
+from playbooks import run_playbook  # noqa: E402
 
 # PVE seconds x TIME_SCALE = real seconds: a 60 s shutdown timeout lasts 3 s, a clone 0.25 s.
 TIME_SCALE = 0.05
@@ -81,12 +81,12 @@ def last_error(run):
     return ''.join((run.stderr or run.stdout).strip().splitlines()[-1:])
 
 
-class Campaign(object):
+class Campaign:
     def __init__(self, args):
         self.args = args
         self.random = random.Random(args.seed)
-        self.overlap_random = random.Random('overlap-{0}'.format(args.seed))
-        self.workdir = args.results / 'work' / 'seed-{0}'.format(args.seed)
+        self.overlap_random = random.Random(f'overlap-{args.seed}')
+        self.workdir = args.results / 'work' / f'seed-{args.seed}'
         self.rounds = []
         self.violations = []
 
@@ -100,8 +100,10 @@ class Campaign(object):
             self.fleet = fleet_module.Fleet(lab, self.workdir, small=self.args.fleet == 'small')
             self.checker = invariants.Checker(lab, self.fleet)
             self.driver = FaultDriver(lab, self.args.seed)
-            print('chaos: seed {0}, {1} rounds, {2} faults a round, {3} fleet, lab {4}'.format(
-                self.args.seed, self.args.rounds, self.args.faults, self.args.fleet, lab.url), flush=True)
+            print(
+                f'chaos: seed {self.args.seed}, {self.args.rounds} rounds, {self.args.faults} faults a round, {self.args.fleet} fleet, lab {lab.url}',
+                flush=True,
+            )
             warm = self.playbook('round-00-warm-up', password=False)
             self.report_round(0, 'none', [], warm)
             if warm.rc != 0:
@@ -117,7 +119,7 @@ class Campaign(object):
                 delay = round(self.overlap_random.uniform(*OVERLAP_START), 2)
                 self.driver.start(faults)
                 try:
-                    run, second = self.rounds_runs('round-{0:02d}'.format(number), password, delay if overlap else None)
+                    run, second = self.rounds_runs(f'round-{number:02d}', password, delay if overlap else None)
                 finally:
                     self.driver.stop()
                 self.report_round(number, mutation, faults, run, overlap=second)
@@ -131,9 +133,13 @@ class Campaign(object):
             self.report_round('final', 'none', [], final, ssh=final_ssh)
             self.check('final', final)
         changed, _failed, _hosts = recap(final)
-        self.final = {'converge_rc': converge.rc, 'final_rc': final.rc, 'final_changed': changed,
-                      'final_ssh_connections': final_ssh,
-                      'holds': converge.rc == 0 and final.rc == 0 and changed == 0 and final_ssh == 0}
+        self.final = {
+            'converge_rc': converge.rc,
+            'final_rc': final.rc,
+            'final_changed': changed,
+            'final_ssh_connections': final_ssh,
+            'holds': converge.rc == 0 and final.rc == 0 and changed == 0 and final_ssh == 0,
+        }
         self.wall = round(time.monotonic() - started, 1)
         return self.summary()
 
@@ -143,7 +149,7 @@ class Campaign(object):
         directory = directory or self.workdir
         directory.mkdir(exist_ok=True)
         # Ansible's own log: every task with its start time.
-        env = dict(auth_env(self.lab, password), ANSIBLE_LOG_PATH=str(self.workdir / '{0}.ansible.log'.format(name)))
+        env = dict(auth_env(self.lab, password), ANSIBLE_LOG_PATH=str(self.workdir / f'{name}.ansible.log'))
         run = run_playbook(directory, SITE, env, inventory=inventory, diff=False, name=name)
         run.wall = round(time.monotonic() - started, 1)
         run.password = password
@@ -170,80 +176,122 @@ class Campaign(object):
     def check(self, number, run, second=None):
         found = self.checker.check(succeeded=run.rc == 0 and (second is None or second.rc == 0))
         for violation in found:
-            print('  VIOLATION round {0}: {1}'.format(number, violation), flush=True)
+            print(f'  VIOLATION round {number}: {violation}', flush=True)
         self.violations += [{'round': number, 'violation': violation} for violation in found]
         self.rounds[-1]['violations'] = found
         self.rounds[-1]['figures'] = self.checker.figures()
 
     def report_round(self, number, mutation, faults, run, ssh=None, overlap=None):
         changed, failed, hosts = recap(run)
-        record = {'round': number, 'mutation': mutation, 'auth': 'password' if run.password else 'token', 'rc': run.rc,
-                  'wall_seconds': run.wall, 'changed': changed, 'failed': failed, 'failed_hosts': hosts,
-                  # A fault with no detail never started: the run ended first, or it found nothing to hit.
-                  'faults': [{'kind': fault.kind, 'at': fault.at, 'secs': fault.secs, 'injected': bool(fault.detail),
-                              'detail': fault.detail} for fault in faults]}
+        record = {
+            'round': number,
+            'mutation': mutation,
+            'auth': 'password' if run.password else 'token',
+            'rc': run.rc,
+            'wall_seconds': run.wall,
+            'changed': changed,
+            'failed': failed,
+            'failed_hosts': hosts,
+            # A fault with no detail never started: the run ended first, or it found nothing to hit.
+            'faults': [{'kind': fault.kind, 'at': fault.at, 'secs': fault.secs, 'injected': bool(fault.detail), 'detail': fault.detail} for fault in faults],
+        }
         if run.rc:
             record['error'] = last_error(run)
         if ssh is not None:
             record['ssh_connections'] = ssh
         if overlap is not None:
             overlap_changed, overlap_failed, overlap_hosts = recap(overlap)
-            record['overlap'] = {'after_seconds': overlap.delay, 'rc': overlap.rc, 'wall_seconds': overlap.wall,
-                                 'changed': overlap_changed, 'failed': overlap_failed, 'failed_hosts': overlap_hosts}
+            record['overlap'] = {
+                'after_seconds': overlap.delay,
+                'rc': overlap.rc,
+                'wall_seconds': overlap.wall,
+                'changed': overlap_changed,
+                'failed': overlap_failed,
+                'failed_hosts': overlap_hosts,
+            }
             if overlap.rc:
                 record['overlap']['error'] = last_error(overlap)
         self.rounds.append(record)
         kinds = collections.Counter(fault.kind for fault in faults if fault.detail)
         if overlap is not None:
             kinds[OVERLAPPING_RUN] += 1
-        print('round {0:>8}  rc={1} {2:6.1f} s  changed={3:<3} failed={4:<2} {5:<8} mutation: {6:<28} faults: {7}'.format(
-            number, run.rc, run.wall, changed, failed, record['auth'], mutation,
-            ', '.join('{0}x{1}'.format(count, kind) for kind, count in sorted(kinds.items())) or '-'), flush=True)
+        print(
+            'round {0:>8}  rc={1} {2:6.1f} s  changed={3:<3} failed={4:<2} {5:<8} mutation: {6:<28} faults: {7}'.format(
+                number,
+                run.rc,
+                run.wall,
+                changed,
+                failed,
+                record['auth'],
+                mutation,
+                ', '.join(f'{count}x{kind}' for kind, count in sorted(kinds.items())) or '-',
+            ),
+            flush=True,
+        )
         if run.rc:
             print('          failed: {0}'.format(record['error']), flush=True)
         if overlap is not None:
-            print('          overlapping run after {0} s: rc={1} {2:6.1f} s  changed={3} failed={4}{5}'.format(
-                overlap.delay, overlap.rc, overlap.wall, overlap_changed, overlap_failed,
-                '  failed: ' + record['overlap']['error'] if overlap.rc else ''), flush=True)
+            print(
+                '          overlapping run after {0} s: rc={1} {2:6.1f} s  changed={3} failed={4}{5}'.format(
+                    overlap.delay, overlap.rc, overlap.wall, overlap_changed, overlap_failed, '  failed: ' + record['overlap']['error'] if overlap.rc else ''
+                ),
+                flush=True,
+            )
 
     def summary(self):
         fault_rounds = [r for r in self.rounds if isinstance(r['round'], int) and r['round'] > 0]
         return {
-            'seed': self.args.seed, 'fleet': self.args.fleet, 'rounds': len(fault_rounds), 'faults_per_round': self.args.faults,
+            'seed': self.args.seed,
+            'fleet': self.args.fleet,
+            'rounds': len(fault_rounds),
+            'faults_per_round': self.args.faults,
             'fault_window_seconds': self.args.window,
-            'time_scale': TIME_SCALE, 'wall_seconds': self.wall,
-            'faults_injected': dict(sorted((self.driver.injected + collections.Counter(
-                {OVERLAPPING_RUN: len([r for r in fault_rounds if 'overlap' in r])})).items())),
+            'time_scale': TIME_SCALE,
+            'wall_seconds': self.wall,
+            'faults_injected': dict(
+                sorted((self.driver.injected + collections.Counter({OVERLAPPING_RUN: len([r for r in fault_rounds if 'overlap' in r])})).items())
+            ),
             'faults_skipped': dict(sorted(self.driver.skipped.items())),
             'task_errors_met': self.driver.hit['task_error'],
             'rounds_failed': [r['round'] for r in fault_rounds if r['rc'] or r.get('overlap', {}).get('rc')],
-            'violations': self.violations, 'violations_by_invariant': dict(collections.Counter(
-                v['violation'].split(':')[0] for v in self.violations)),
+            'violations': self.violations,
+            'violations_by_invariant': dict(collections.Counter(v['violation'].split(':')[0] for v in self.violations)),
             'invariant_checks': self.checker.checks,
-            'final_convergence': self.final, 'per_round': self.rounds, 'machine': machine(),
+            'final_convergence': self.final,
+            'per_round': self.rounds,
+            'machine': machine(),
         }
 
 
 def machine():
-    commit = subprocess.run(['git', '-C', str(REPO), 'describe', '--always', '--dirty'], capture_output=True, text=True,
-                            check=False).stdout.strip()
-    return {'cpus': os.cpu_count(), 'python': platform.python_version(), 'platform': platform.platform(), 'commit': commit,
-            'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}
+    commit = subprocess.run(['git', '-C', str(REPO), 'describe', '--always', '--dirty'], capture_output=True, text=True, check=False).stdout.strip()
+    return {
+        'cpus': os.cpu_count(),
+        'python': platform.python_version(),
+        'platform': platform.platform(),
+        'commit': commit,
+        'date': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
+    }
 
 
 def print_figures(result):
     print('\n== chaos figures (seed {0})'.format(result['seed']))
     print('rounds with faults      {0}'.format(result['rounds']))
-    print('faults injected         {0} ({1})'.format(sum(result['faults_injected'].values()), ', '.join(
-        '{0} {1}'.format(kind, count) for kind, count in result['faults_injected'].items())))
+    print(
+        'faults injected         {0} ({1})'.format(
+            sum(result['faults_injected'].values()), ', '.join(f'{kind} {count}' for kind, count in result['faults_injected'].items())
+        )
+    )
     print('task errors met         {0} of {1} armed'.format(result['task_errors_met'], result['faults_injected'].get('task_error', 0)))
     print('rounds that failed      {0} {1}'.format(len(result['rounds_failed']), result['rounds_failed'] or ''))
-    print('invariant checks        {0}'.format(', '.join('{0} {1}'.format(k, v) for k, v in result['invariant_checks'].items())))
+    print('invariant checks        {0}'.format(', '.join(f'{k} {v}' for k, v in result['invariant_checks'].items())))
     print('invariant violations    {0} (must be 0) {1}'.format(len(result['violations']), result['violations_by_invariant'] or ''))
     final = result['final_convergence']
-    print('final convergence       {0} (converge rc={1}; final rc={2}, changed={3}, SSH connections={4})'.format(
-        'holds' if final['holds'] else 'DOES NOT HOLD', final['converge_rc'], final['final_rc'], final['final_changed'],
-        final['final_ssh_connections']))
+    print(
+        'final convergence       {0} (converge rc={1}; final rc={2}, changed={3}, SSH connections={4})'.format(
+            'holds' if final['holds'] else 'DOES NOT HOLD', final['converge_rc'], final['final_rc'], final['final_changed'], final['final_ssh_connections']
+        )
+    )
     print('wall                    {0} s'.format(result['wall_seconds']))
 
 
@@ -252,10 +300,10 @@ def main(argv=None):
     parser.add_argument('--rounds', type=int, default=20, help='rounds with faults (default 20)')
     parser.add_argument('--seed', type=int, default=2026, help='seed of every random choice (default 2026)')
     parser.add_argument('--faults', type=int, default=4, help='faults drawn per round (default 4)')
-    parser.add_argument('--fleet', choices=('demo', 'small'), default='demo',
-                        help='demo: a golden template and four VMs (default); small: two VMs of the base template')
-    parser.add_argument('--window', type=float, default=15.0,
-                        help='real seconds from the start of a run within which its faults start (default 15)')
+    parser.add_argument(
+        '--fleet', choices=('demo', 'small'), default='demo', help='demo: a golden template and four VMs (default); small: two VMs of the base template'
+    )
+    parser.add_argument('--window', type=float, default=15.0, help='real seconds from the start of a run within which its faults start (default 15)')
     parser.add_argument('--kinds', default=','.join(KINDS + (OVERLAPPING_RUN,)), help='fault kinds, comma-separated (default: all)')
     parser.add_argument('--results', type=pathlib.Path, default=HERE / 'results')
     args = parser.parse_args(argv)
@@ -269,10 +317,10 @@ def main(argv=None):
         del os.environ[name]
     args.results.mkdir(parents=True, exist_ok=True)
     result = Campaign(args).run()
-    path = args.results / 'campaign-{0}.json'.format(args.seed)
+    path = args.results / f'campaign-{args.seed}.json'
     path.write_text(json.dumps(result, indent=2) + '\n', encoding='utf-8')
     print_figures(result)
-    print('JSON in {0}'.format(path))
+    print(f'JSON in {path}')
     return 0 if not result['violations'] and result['final_convergence']['holds'] else 1
 
 

@@ -15,10 +15,10 @@ import copy
 import subprocess
 import sys
 
+from lab import images
+
 from ansible_collections.puls.proxmox.plugins.module_utils._api import PveClient
 from ansible_collections.puls.proxmox.plugins.module_utils._closure import provision_hashes
-
-from lab import images
 
 TEMPLATE = 'golden-web'
 BASE_TEMPLATE_VMID = 9017
@@ -51,7 +51,7 @@ PLAYBOOK = """\
 """
 
 
-class Fleet(object):
+class Fleet:
     """What the inventory declares now, the provision files on disk and every hash each file version has had."""
 
     def __init__(self, lab, workdir, small=False):
@@ -71,20 +71,30 @@ class Fleet(object):
             self.bump(name)
         lab.dns.set('web2', lab.address(2))
         url, sums = lab.serve('chaos-tools.iso', images.iso('CHAOS', {'tools.txt': b'chaos tools\n'}))
-        self.isos = [dict(filename='chaos-tools.iso', storage='local', node='pve1', url=url, content='iso',
-                          checksum='sha256:' + sums['sha256'])]
-        self.templates = {} if small else {TEMPLATE: dict(
-            pve_image='ubuntu-24.04-cloud', pve_node='pve1', pve_tags=['golden', 'web'], pve_cores=1, pve_memory=1024,
-            pve_storage='local-lvm', pve_bridge='vmbr0', pve_provision=['base.yml'])}
+        self.isos = [{'filename': 'chaos-tools.iso', 'storage': 'local', 'node': 'pve1', 'url': url, 'content': 'iso', 'checksum': 'sha256:' + sums['sha256']}]
+        self.templates = (
+            {}
+            if small
+            else {
+                TEMPLATE: {
+                    'pve_image': 'ubuntu-24.04-cloud',
+                    'pve_node': 'pve1',
+                    'pve_tags': ['golden', 'web'],
+                    'pve_cores': 1,
+                    'pve_memory': 1024,
+                    'pve_storage': 'local-lvm',
+                    'pve_bridge': 'vmbr0',
+                    'pve_provision': ['base.yml'],
+                }
+            }
+        )
         self.image = str(BASE_TEMPLATE_VMID) if small else TEMPLATE
-        dns = dict(pve_nameservers=[lab.dns.server.split(':')[0]], pve_searchdomain=lab.domain)
+        dns = {'pve_nameservers': [lab.dns.server.split(':')[0]], 'pve_searchdomain': lab.domain}
         self.vms = {
-            'web1': dict(pve_ip='{0}/24'.format(lab.address(1)), pve_gateway=lab.gateway, pve_linked_clone=True,
-                         pve_provision=['app.yml'], **dns),
-            'web2': dict(pve_storage='local-lvm', pve_provision=['app.yml']),
-            'web3': dict(pve_storage='local-lvm', pve_user_data='#cloud-config\nhostname: web3\n'),
-            'web4': dict(pve_storage='local-lvm', pve_ip='dhcp', pve_apply_mode='reboot', pve_replace=OLD,
-                         pve_provision=['app.yml']),
+            'web1': dict(pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway, pve_linked_clone=True, pve_provision=['app.yml'], **dns),
+            'web2': {'pve_storage': 'local-lvm', 'pve_provision': ['app.yml']},
+            'web3': {'pve_storage': 'local-lvm', 'pve_user_data': '#cloud-config\nhostname: web3\n'},
+            'web4': {'pve_storage': 'local-lvm', 'pve_ip': 'dhcp', 'pve_apply_mode': 'reboot', 'pve_replace': OLD, 'pve_provision': ['app.yml']},
         }
         if small:
             for name in ('web2', 'web3'):
@@ -96,13 +106,13 @@ class Fleet(object):
     # ------------------------------------------------------------ the guests nobody declares
 
     def _clone(self, vmid, name, **config):
-        upid = self.api.create_vm('/nodes/pve1/qemu/{0}/clone'.format(BASE_TEMPLATE_VMID), vmid, name=name)
+        upid = self.api.create_vm(f'/nodes/pve1/qemu/{BASE_TEMPLATE_VMID}/clone', vmid, name=name)
         self.api.wait_task(upid, 60)
-        self.api.put('/nodes/pve1/qemu/{0}/config'.format(vmid), **config)
-        self.api.run_task('POST', '/nodes/pve1/qemu/{0}/status/start'.format(vmid))
+        self.api.put(f'/nodes/pve1/qemu/{vmid}/config', **config)
+        self.api.run_task('POST', f'/nodes/pve1/qemu/{vmid}/status/start')
 
     def _seed_guests(self):
-        self._clone(150, OLD, tags='demo;{0}'.format(OWNER_TAG), description='The web server web4 takes over from.')
+        self._clone(150, OLD, tags=f'demo;{OWNER_TAG}', description='The web server web4 takes over from.')
         self._clone(151, PROTECTED, tags=OWNER_TAG, protection=1, description='Database: protected, never pruned.')
         self._clone(152, FOREIGN, description='Made by hand: no owner tag, never touched.')
 
@@ -122,18 +132,29 @@ class Fleet(object):
     # ------------------------------------------------------------ the inventory
 
     def inventory(self):
-        common = dict(pve_ssh_user='ubuntu', pve_ssh_keys=[self.key.with_suffix('.pub').read_text().strip()],
-                      pve_ssh_private_key_file=str(self.key), pve_guest_python=sys.executable,
-                      pve_provision_dir=str(self.playbooks), pve_nodes=self.lab.nodes, pve_isos=self.isos, pve_prune=True,
-                      # A build VM left behind blocks the clones of its template this long, not 30 minutes.
-                      pve_template_wait_timeout=60, pve_template_wait_delay=2, pve_ssh_timeout=60,
-                      pve_cloud_init_timeout=120)
+        common = {
+            'pve_ssh_user': 'ubuntu',
+            'pve_ssh_keys': [self.key.with_suffix('.pub').read_text().strip()],
+            'pve_ssh_private_key_file': str(self.key),
+            'pve_guest_python': sys.executable,
+            'pve_provision_dir': str(self.playbooks),
+            'pve_nodes': self.lab.nodes,
+            'pve_isos': self.isos,
+            'pve_prune': True,
+            # A build VM left behind blocks the clones of its template this long, not 30 minutes.
+            'pve_template_wait_timeout': 60,
+            'pve_template_wait_delay': 2,
+            'pve_ssh_timeout': 60,
+            'pve_cloud_init_timeout': 120,
+        }
         # A linked clone (web1) takes no storage: the others name theirs.
-        vm_defaults = dict(pve_image=self.image, pve_cores=1, pve_memory=1024, pve_bridge='vmbr0',
-                           pve_tags=['chaos', 'web'], pve_power='running')
-        return {'all': {'vars': common, 'children': {
-            'pve_templates': {'hosts': copy.deepcopy(self.templates)},
-            'pve_vms': {'vars': vm_defaults, 'hosts': copy.deepcopy(self.vms)}}}}
+        vm_defaults = {'pve_image': self.image, 'pve_cores': 1, 'pve_memory': 1024, 'pve_bridge': 'vmbr0', 'pve_tags': ['chaos', 'web'], 'pve_power': 'running'}
+        return {
+            'all': {
+                'vars': common,
+                'children': {'pve_templates': {'hosts': copy.deepcopy(self.templates)}, 'pve_vms': {'vars': vm_defaults, 'hosts': copy.deepcopy(self.vms)}},
+            }
+        }
 
     def declared(self, name):
         """The variables of VM name with the group's defaults."""
@@ -150,7 +171,7 @@ class Fleet(object):
             name = rng.choice(sorted(self.vms))
             cores = 3 - self.declared(name)['pve_cores']
             self.vms[name]['pve_cores'] = cores
-            return 'cores of {0} -> {1}'.format(name, cores)
+            return f'cores of {name} -> {cores}'
         if kind == 'provision change':
             self.bump('app.yml')
             return 'app.yml v{0}'.format(self.versions['app.yml'])
@@ -161,18 +182,18 @@ class Fleet(object):
                 return 'extra.yml v{0}'.format(self.versions['extra.yml'])
             name = rng.choice(without)
             self.vms[name]['pve_provision'].append('extra.yml')
-            return '{0} + extra.yml'.format(name)
+            return f'{name} + extra.yml'
         if kind == 'replace':
             old = rng.choice(provisioned)
-            new = 'app{0}'.format(number)
+            new = f'app{number}'
             address = self.lab.address(self._next_address)
             self._next_address += 1
             host = dict(self.vms.pop(old))
             host.pop('pve_replace', None)
-            host.update(pve_ip='{0}/24'.format(address), pve_gateway=self.lab.gateway, pve_replace=old)
+            host.update(pve_ip=f'{address}/24', pve_gateway=self.lab.gateway, pve_replace=old)
             self.vms[new] = host
             self.replacements[new] = old
-            return '{0} replaces {1}'.format(new, old)
+            return f'{new} replaces {old}'
         if kind == 'template rebuild':
             self.bump('base.yml')
             return 'base.yml v{0} (rebuild)'.format(self.versions['base.yml'])

@@ -21,9 +21,9 @@ from __future__ import annotations
 import collections
 import re
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _notes
-
 import fleet as fleet_module
+
+from ansible_collections.puls.proxmox.plugins.module_utils import _notes
 
 LINKED_BASE = re.compile(r'\bbase-(\d+)-disk-\d+/')
 HUMAN_NOTES = 'Owner: team web ({0}, VM {1}).\nDo not reboot during business hours; ask #web-ops first.'
@@ -35,11 +35,11 @@ def human_part(notes):
     span = _notes.parse(notes).span
     text = notes or ''
     if span:
-        text = text[:span[0]] + text[span[1]:]
+        text = text[: span[0]] + text[span[1] :]
     return _notes.normalize(text)
 
 
-class Checker(object):
+class Checker:
     def __init__(self, lab, fleet):
         self.lab = lab
         self.fleet = fleet
@@ -97,9 +97,13 @@ class Checker(object):
         found += self._untouched()
         found += self._templates_in_use(configs)
         found += self._replacements(before, configs)
-        self._figures = {'guests': len(configs), 'templates': sum(1 for entry, _c in configs.values() if entry.get('template')),
-                         'build_vms': sorted(entry['name'] for entry, _c in configs.values()
-                                             if 'puls-building' in (entry.get('tags') or '') or entry['name'].endswith('-build'))}
+        self._figures = {
+            'guests': len(configs),
+            'templates': sum(1 for entry, _c in configs.values() if entry.get('template')),
+            'build_vms': sorted(
+                entry['name'] for entry, _c in configs.values() if 'puls-building' in (entry.get('tags') or '') or entry['name'].endswith('-build')
+            ),
+        }
         self.write_human_notes()
         return found
 
@@ -108,8 +112,11 @@ class Checker(object):
 
     def _unique_names(self):
         self.checks['unique names'] += 1
-        return ['unique names: {0} guests are named {1!r} ({2})'.format(len(entries), name, ', '.join(
-            str(entry['vmid']) for entry in entries)) for name, entries in sorted(self.guests.items()) if len(entries) > 1]
+        return [
+            'unique names: {0} guests are named {1!r} ({2})'.format(len(entries), name, ', '.join(str(entry['vmid']) for entry in entries))
+            for name, entries in sorted(self.guests.items())
+            if len(entries) > 1
+        ]
 
     def _nothing_left_behind(self, configs):
         used_bases = self._linked_bases(configs)
@@ -119,8 +126,11 @@ class Checker(object):
             self.checks['nothing left behind'] += 1
             if entry['name'] in allowed or (entry.get('template') and vmid in used_bases):
                 continue
-            found.append('nothing left behind: {0} ({1}{2}) is declared by no one after a successful round'.format(
-                entry['name'], vmid, ', tags ' + entry['tags'] if entry.get('tags') else ''))
+            found.append(
+                'nothing left behind: {0} ({1}{2}) is declared by no one after a successful round'.format(
+                    entry['name'], vmid, ', tags ' + entry['tags'] if entry.get('tags') else ''
+                )
+            )
         return found
 
     def _human_notes(self, configs):
@@ -129,14 +139,14 @@ class Checker(object):
             self.checks['human notes'] += 1
             if vmid not in configs or configs[vmid][0].get('name') != name:
                 if name in self.fleet.vms:
-                    found.append('human notes: VM {0} ({1}) is gone, with its Notes, though it is still declared'.format(name, vmid))
+                    found.append(f'human notes: VM {name} ({vmid}) is gone, with its Notes, though it is still declared')
                 else:
                     # Replaced or pruned as declared; its VMID may serve a new VM from now on.
                     del self.human[vmid]
                 continue
             now = human_part(configs[vmid][1].get('description'))
             if now != text:
-                found.append('human notes: VM {0} ({1}) Notes changed from {2!r} to {3!r}'.format(name, vmid, text, now))
+                found.append(f'human notes: VM {name} ({vmid}) Notes changed from {text!r} to {now!r}')
         return found
 
     def _true_records(self, configs):
@@ -151,24 +161,24 @@ class Checker(object):
                 version = self.fleet.hash_versions.get(path, {}).get(file_hash)
                 where = '{0} ({1}) records {2}={3}'.format(entry['name'], vmid, path, file_hash)
                 if version is None:
-                    found.append('true records: {0}, a hash no version of the file ever had'.format(where))
+                    found.append(f'true records: {where}, a hash no version of the file ever had')
                     continue
                 inherited = not entry.get('template') and path not in declared
                 homes = [vmid] + (sorted(self.templates) if inherited else [])
                 runs = [self._last_run(home, path, version) for home in homes]
                 if 'ended' not in runs:
                     how = 'whose last run there did not end' if 'failed' in runs else 'which never ran there'
-                    found.append('true records: {0} (v{1}), {2}'.format(where, version, how))
+                    found.append(f'true records: {where} (v{version}), {how}')
         return found
 
     def _last_run(self, vmid, path, version):
         """How the last run of that version of path went in the guest of vmid: 'ended', 'failed' or None."""
         log_file = self.lab.guest(vmid).home / fleet_module.PROVISION_LOG
         log = log_file.read_text(encoding='utf-8').splitlines() if log_file.exists() else []
-        begun = [index for index, line in enumerate(log) if line == 'begin {0} {1}'.format(path, version)]
+        begun = [index for index, line in enumerate(log) if line == f'begin {path} {version}']
         if not begun:
             return None
-        return 'ended' if 'end {0} {1}'.format(path, version) in log[begun[-1]:] else 'failed'
+        return 'ended' if f'end {path} {version}' in log[begun[-1] :] else 'failed'
 
     def _untouched(self):
         found = []
@@ -176,22 +186,21 @@ class Checker(object):
             self.checks['untouched guests'] += 1
             entries = self.guests.get(name, [])
             if len(entries) != 1:
-                found.append('untouched guests: {0} is gone'.format(name))
+                found.append(f'untouched guests: {name} is gone')
             elif self._state(name) != before:
-                found.append('untouched guests: {0} changed from {1} to {2}'.format(name, before, self._state(name)))
+                found.append(f'untouched guests: {name} changed from {before} to {self._state(name)}')
         return found
 
     @staticmethod
     def _linked_bases(configs):
-        return {int(base) for _entry, config in configs.values() for value in config.values()
-                for base in LINKED_BASE.findall(str(value))}
+        return {int(base) for _entry, config in configs.values() for value in config.values() for base in LINKED_BASE.findall(str(value))}
 
     def _templates_in_use(self, configs):
         found = []
         for base in sorted(self._linked_bases(configs) | {fleet_module.BASE_TEMPLATE_VMID}):
             self.checks['templates in use'] += 1
             if base not in configs or not configs[base][0].get('template'):
-                found.append('templates in use: template {0} is gone, but a clone uses it'.format(base))
+                found.append(f'templates in use: template {base} is gone, but a clone uses it')
         return found
 
     def _replacements(self, before, configs):
@@ -202,11 +211,10 @@ class Checker(object):
             self.checks['replacements'] += 1
             successors = self.guests.get(new, [])
             if len(successors) != 1 or successors[0].get('status') != 'running':
-                found.append('replacements: {0} is gone, but its successor {1} does not run'.format(old, new))
+                found.append(f'replacements: {old} is gone, but its successor {new} does not run')
                 continue
             files = self.fleet.declared(new).get('pve_provision', [])
             recorded = _notes.parse(configs[int(successors[0]['vmid'])][1].get('description')).entries
             if any(recorded.get(path) != file_hash for path, file_hash in self.fleet.current_hashes(files).items()):
-                found.append('replacements: {0} is gone, but its successor {1} records {2}, not all of {3}'.format(
-                    old, new, recorded, files))
+                found.append(f'replacements: {old} is gone, but its successor {new} records {recorded}, not all of {files}')
         return found

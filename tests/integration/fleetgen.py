@@ -54,10 +54,10 @@ class Case:
     """One drawn fleet and the cluster it starts from."""
 
     seed: int
-    template: str                      # none / new / current / stale
-    template_from_image: bool          # the case's template is imported from the downloaded cloud image
+    template: str  # none / new / current / stale
+    template_from_image: bool  # the case's template is imported from the downloaded cloud image
     vms: list
-    start: str                         # empty / partly-converged / drifted
+    start: str  # empty / partly-converged / drifted
     prune: bool = False
 
     @property
@@ -87,11 +87,15 @@ class Case:
         return found
 
     def describe(self):
-        vms = ', '.join(f'{vm.name}({vm.source},{vm.address}{",ud" if vm.user_data else ""}{",prov" if vm.provision else ""}'
-                        f'{",replace" if vm.replace else ""}{",absent" if vm.absent else ""}{",protected" if vm.protected else ""})'
-                        for vm in self.vms)
-        return (f'seed {self.seed}: template {self.template}{" (imported)" if self.template_from_image else ""}, '
-                f'start {self.start}{", prune" if self.prune else ""}; VMs: {vms}')
+        vms = ', '.join(
+            f'{vm.name}({vm.source},{vm.address}{",ud" if vm.user_data else ""}{",prov" if vm.provision else ""}'
+            f'{",replace" if vm.replace else ""}{",absent" if vm.absent else ""}{",protected" if vm.protected else ""})'
+            for vm in self.vms
+        )
+        return (
+            f'seed {self.seed}: template {self.template}{" (imported)" if self.template_from_image else ""}, '
+            f'start {self.start}{", prune" if self.prune else ""}; VMs: {vms}'
+        )
 
 
 def generate(seed, prune=None):

@@ -21,7 +21,7 @@ def client(lab):
 
 def owned(vmid, notes='', owner_tag='puls-managed'):
     """The config that marks VM vmid as the collection's: the owner tag and the owner record naming vmid in its Notes."""
-    return dict(tags=owner_tag, description=with_record(notes, owner_tag, vmid))
+    return {'tags': owner_tag, 'description': with_record(notes, owner_tag, vmid)}
 
 
 def ssh_key(directory):
@@ -41,8 +41,7 @@ def clone(api, vmid, name, **config):
 
 def boot(lab, api, vmid, name, address, public_key, user='alice', start=True, **config):
     """A clone with cloud-init user, key and static address, started unless start is false; returns its guest."""
-    clone(api, vmid, name, ciuser=user, sshkeys=quote(public_key + '\n', safe=''),
-          ipconfig0='ip=%s/24,gw=%s' % (address, lab.gateway), **config)
+    clone(api, vmid, name, ciuser=user, sshkeys=quote(public_key + '\n', safe=''), ipconfig0='ip=%s/24,gw=%s' % (address, lab.gateway), **config)
     return start_vm(lab, api, vmid) if start else lab.guest(vmid)
 
 

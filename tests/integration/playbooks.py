@@ -29,7 +29,7 @@ class PlaybookRun:
 
     def one(self, task, host=None):
         found = self.for_task(task, host)
-        assert len(found) == 1, 'expected one result of {0!r}, got {1}:\n{2}'.format(task, len(found), self.stdout)
+        assert len(found) == 1, f'expected one result of {task!r}, got {len(found)}:\n{self.stdout}'
         return found[0]['result']
 
     @property
@@ -69,12 +69,12 @@ def run_playbook(tmp_path, plays, env, inventory=None, check=False, diff=True, e
     ANSIBLE_COLLECTIONS_PATH, the controller Python is the venv's own. terminal=True runs it with its output on a
     pseudo-terminal, as in a user's shell: stdout then holds stdout and stderr, with plain line ends.
     """
-    playbook = tmp_path / '{0}.yml'.format(name)
+    playbook = tmp_path / f'{name}.yml'
     playbook.write_text(plays if isinstance(plays, str) else yaml.safe_dump(plays, sort_keys=False))
     inventory_file = tmp_path / 'inventory.yml'
     if not inventory_file.exists() or inventory is not None:
         inventory_file.write_text(yaml.safe_dump(inventory or {'all': {'hosts': {'localhost': {}}}}))
-    results_file = tmp_path / '{0}.results.jsonl'.format(name)
+    results_file = tmp_path / f'{name}.results.jsonl'
     if results_file.exists():
         results_file.unlink()
     run_env = ansible_env(tmp_path, env, results_file)
@@ -118,19 +118,21 @@ def ansible_env(tmp_path, env, results_file):
     PATH, for a command that runs it by name."""
     run_env = dict(os.environ)
     run_env.update(env)
-    run_env.update({
-        'PATH': os.pathsep.join([str(Path(sys.executable).parent), os.environ.get('PATH', '')]),
-        'ANSIBLE_COLLECTIONS_PATH': str(COLLECTIONS),
-        'ANSIBLE_CALLBACK_PLUGINS': str(HERE / 'plugins' / 'callback'),
-        # The test's own callbacks (env) run alongside the one that records results.
-        'ANSIBLE_CALLBACKS_ENABLED': ','.join(filter(None, ['record_results', env.get('ANSIBLE_CALLBACKS_ENABLED')])),
-        'ANSIBLE_PYTHON_INTERPRETER': sys.executable,
-        'ANSIBLE_LOCAL_TEMP': str(tmp_path / '.ansible-local'),
-        'ANSIBLE_HOME': str(tmp_path / '.ansible-home'),
-        'ANSIBLE_NOCOLOR': '1',
-        'ANSIBLE_FORCE_COLOR': '0',
-        'PULS_TEST_RESULTS': str(results_file),
-    })
+    run_env.update(
+        {
+            'PATH': os.pathsep.join([str(Path(sys.executable).parent), os.environ.get('PATH', '')]),
+            'ANSIBLE_COLLECTIONS_PATH': str(COLLECTIONS),
+            'ANSIBLE_CALLBACK_PLUGINS': str(HERE / 'plugins' / 'callback'),
+            # The test's own callbacks (env) run alongside the one that records results.
+            'ANSIBLE_CALLBACKS_ENABLED': ','.join(filter(None, ['record_results', env.get('ANSIBLE_CALLBACKS_ENABLED')])),
+            'ANSIBLE_PYTHON_INTERPRETER': sys.executable,
+            'ANSIBLE_LOCAL_TEMP': str(tmp_path / '.ansible-local'),
+            'ANSIBLE_HOME': str(tmp_path / '.ansible-home'),
+            'ANSIBLE_NOCOLOR': '1',
+            'ANSIBLE_FORCE_COLOR': '0',
+            'PULS_TEST_RESULTS': str(results_file),
+        }
+    )
     # SSH control sockets live outside network namespaces: a shared directory would let one test's
     # ansible-playbook reuse another test's connection to a guest at the same address.
     run_env.setdefault('ANSIBLE_SSH_CONTROL_PATH_DIR', _control_path_dir(tmp_path))
@@ -147,8 +149,7 @@ class FourRuns:
 
 def _changes(run):
     """(host, task) -> (changed, diff) of every task result, to compare a check run with a real one."""
-    return {(r['host'], r['task']): (bool(r['result'].get('changed')), r['result'].get('diff'))
-            for r in run.results if r['status'] == 'ok'}
+    return {(r['host'], r['task']): (bool(r['result'].get('changed')), r['result'].get('diff')) for r in run.results if r['status'] == 'ok'}
 
 
 def four_runs(tmp_path, plays, env, inventory=None):
@@ -159,13 +160,11 @@ def four_runs(tmp_path, plays, env, inventory=None):
     """
     runs = []
     for index, check in enumerate((True, False, True, False)):
-        run = run_playbook(tmp_path, plays, env, inventory=inventory, check=check, name='run{0}'.format(index + 1))
-        assert run.rc == 0, 'run {0} ({1}) failed:\n{2}\n{3}'.format(
-            index + 1, 'check' if check else 'real', run.stdout, run.stderr)
+        run = run_playbook(tmp_path, plays, env, inventory=inventory, check=check, name=f'run{index + 1}')
+        assert run.rc == 0, 'run {0} ({1}) failed:\n{2}\n{3}'.format(index + 1, 'check' if check else 'real', run.stdout, run.stderr)
         runs.append(run)
     check, real, check_again, real_again = runs
-    assert _changes(check) == _changes(real), 'the check run did not predict the real run:\n{0}\n{1}'.format(
-        check.stdout, real.stdout)
+    assert _changes(check) == _changes(real), f'the check run did not predict the real run:\n{check.stdout}\n{real.stdout}'
     for again in (check_again, real_again):
-        assert not again.changed, 'a second run changed something:\n{0}'.format(again.stdout)
+        assert not again.changed, f'a second run changed something:\n{again.stdout}'
     return FourRuns(*runs)

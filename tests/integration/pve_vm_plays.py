@@ -31,8 +31,7 @@ def vm_play(*tasks):
 
 def inventory(vms):
     """An inventory of local hosts named like the VMs; vms maps each name to its options."""
-    return {'all': {'vars': {'ansible_connection': 'local'},
-                    'hosts': {name: {'vm': options} for name, options in vms.items()}}}
+    return {'all': {'vars': {'ansible_connection': 'local'}, 'hosts': {name: {'vm': options} for name, options in vms.items()}}}
 
 
 def vm_env(lab, tmp_path, **extra):
@@ -48,7 +47,7 @@ def cluster_vms(lab):
 def vm_named(lab, name):
     """The lab's VM model with this name (exactly one)."""
     found = lab.call(lambda: [vm for vm in lab.pve.vms if vm.config.get('name') == name])
-    assert len(found) == 1, 'expected one VM named {0}, found {1}'.format(name, len(found))
+    assert len(found) == 1, f'expected one VM named {name}, found {len(found)}'
     return found[0]
 
 
@@ -65,5 +64,4 @@ def ssh_public_key(tmp_path, name='id_ed25519'):
 
 def sent(lab, method, suffix):
     """The form of every request with this method whose path ends with suffix, oldest first."""
-    return [dict(parse_qsl(request.body)) for request in lab.requests()
-            if request.method == method and request.path.endswith(suffix)]
+    return [dict(parse_qsl(request.body)) for request in lab.requests() if request.method == method and request.path.endswith(suffix)]

@@ -8,8 +8,9 @@ Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integra
 from __future__ import annotations
 
 import pytest
-from playbooks import run_playbook
 from pve_vm_plays import TASK, inventory, sent, vm_env, vm_named, vm_play
+
+from playbooks import run_playbook
 
 TEMPLATE = 9017
 AGENT = '/agent/network-get-interfaces'
@@ -24,6 +25,7 @@ def test_a_short_agent_timeout_ends_the_wait_on_a_hung_agent_with_a_warning_sayi
 
     def hang():
         vm.agent_hangs = True  # the agent takes commands and never answers: PVE's QMP call ends in "got timeout"
+
     lab.call(hang)
     asked = len(sent(lab, 'GET', AGENT))
     # The VM has been up longer than agent_timeout: the wait is over at once, so the agent is asked once, not retried.

@@ -33,8 +33,8 @@ import ansible_runner
 import lab_vms
 import pytest
 import yaml
-from polling import wait_until
 from integration.test_tarball import build_tarball, install_tarball
+from polling import wait_until
 from unit.test_awx_credential_type import awx_inject, load_credential_type
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,12 +58,14 @@ def vms_named(lab, name):
 
 def awx_inventory(lab, hostvars, groups):
     """AWX's copy of an inventory, as its job inventory script prints it: groups with their hosts, and _meta."""
-    data = {'all': {'children': sorted(groups) + ['ungrouped'],
-                    'vars': {'pve_nodes': lab.nodes,
-                             'pve_dns_domain': lab.env['PROXMOX_DNS_DOMAIN'],
-                             'pve_dns_servers': lab.env['PROXMOX_DNS_SERVERS'].split(',')}},
-            'ungrouped': {'hosts': []},
-            '_meta': {'hostvars': hostvars}}
+    data = {
+        'all': {
+            'children': sorted(groups) + ['ungrouped'],
+            'vars': {'pve_nodes': lab.nodes, 'pve_dns_domain': lab.env['PROXMOX_DNS_DOMAIN'], 'pve_dns_servers': lab.env['PROXMOX_DNS_SERVERS'].split(',')},
+        },
+        'ungrouped': {'hosts': []},
+        '_meta': {'hostvars': hostvars},
+    }
     for group, hosts in groups.items():
         data[group] = {'hosts': sorted(hosts)}
     return data
@@ -72,9 +74,9 @@ def awx_inventory(lab, hostvars, groups):
 def slice_inventory(inventory, number, count):
     """Slice `number` (from 1) of `count`, as AWX cuts one for a sliced job: the hosts ordered by name, every
     count-th from the number-th on; groups keep their variables and lose the other slices' hosts."""
-    names = sorted(inventory['_meta']['hostvars'])[number - 1::count]
+    names = sorted(inventory['_meta']['hostvars'])[number - 1 :: count]
     sliced = json.loads(json.dumps(inventory))
-    sliced['_meta']['hostvars'] = dict((name, sliced['_meta']['hostvars'][name]) for name in names)
+    sliced['_meta']['hostvars'] = {name: sliced['_meta']['hostvars'][name] for name in names}
     for group, data in sliced.items():
         if group != '_meta' and 'hosts' in data:
             data['hosts'] = [host for host in data['hosts'] if host in names]
@@ -117,16 +119,20 @@ class AwxJob:
         """Each secret with where it was seen: in an event (by counter) or on a stdout line (by number)."""
         seen = []
         for secret in secrets:
-            seen += ['event %s (%s)' % (event.get('counter'), event['event'])
-                     for event in self.events if secret in json.dumps(event)]
+            seen += ['event %s (%s)' % (event.get('counter'), event['event']) for event in self.events if secret in json.dumps(event)]
             seen += ['stdout line %d' % number for number, line in enumerate(self.stdout.splitlines(), 1) if secret in line]
         return seen
 
 
 def credential_inputs(lab):
     """The fields of the AWX credential for the lab, as a user fills them in (docs/awx.md, step 3)."""
-    return dict(api_url=lab.url, api_user=lab.user, api_token_name=lab.token_name, api_token_secret=lab.token_secret,
-                ca_certificate=Path(lab.cafile).read_text())
+    return {
+        'api_url': lab.url,
+        'api_user': lab.user,
+        'api_token_name': lab.token_name,
+        'api_token_secret': lab.token_secret,
+        'ca_certificate': Path(lab.cafile).read_text(),
+    }
 
 
 def awx_job(root, lab, collections_path, inventory, playbook, *, check=False, extravars=None, ident='1', project_files=None):
@@ -134,14 +140,24 @@ def awx_job(root, lab, collections_path, inventory, playbook, *, check=False, ex
     ({path: text}) join the playbooks of docs/awx.md in the project."""
     (root / 'env').mkdir(parents=True)
     envvars, _stored = awx_inject(load_credential_type(), credential_inputs(lab), root)
-    envvars.update(ANSIBLE_COLLECTIONS_PATH=str(collections_path), ANSIBLE_COLLECTIONS_SCAN_SYS_PATH='false',
-                   ANSIBLE_PYTHON_INTERPRETER=sys.executable, ANSIBLE_HOME=str(root / '.ansible'),
-                   ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0',
-                   # ansible-playbook of the venv, as the execution environment has its own on PATH.
-                   PATH='%s%s%s' % (Path(sys.executable).parent, os.pathsep, os.environ.get('PATH', '')))
+    envvars.update(
+        ANSIBLE_COLLECTIONS_PATH=str(collections_path),
+        ANSIBLE_COLLECTIONS_SCAN_SYS_PATH='false',
+        ANSIBLE_PYTHON_INTERPRETER=sys.executable,
+        ANSIBLE_HOME=str(root / '.ansible'),
+        ANSIBLE_NOCOLOR='1',
+        ANSIBLE_FORCE_COLOR='0',
+        # ansible-playbook of the venv, as the execution environment has its own on PATH.
+        PATH='%s%s%s' % (Path(sys.executable).parent, os.pathsep, os.environ.get('PATH', '')),
+    )
     (root / 'env' / 'envvars').write_text(yaml.safe_dump(envvars))
-    job_vars = dict(awx_job_id=int(ident), awx_inventory_name=INVENTORY_NAME, awx_job_template_name=playbook,
-                    tower_job_id=int(ident), tower_inventory_name=INVENTORY_NAME)
+    job_vars = {
+        'awx_job_id': int(ident),
+        'awx_inventory_name': INVENTORY_NAME,
+        'awx_job_template_name': playbook,
+        'tower_job_id': int(ident),
+        'tower_inventory_name': INVENTORY_NAME,
+    }
     job_vars.update(extravars or {})
     (root / 'env' / 'extravars').write_text(yaml.safe_dump(job_vars))
     (root / 'env' / 'cmdline').write_text('--check --diff' if check else '--diff')
@@ -169,10 +185,19 @@ def collections_path(tmp_path_factory):
 @pytest.fixture
 def fleet_inventory(lab):
     """Two VMs cloned from the lab's template, stopped (no SSH), each with a cloud-init password to keep secret."""
-    hostvars = dict((name, {'pve_image': TEMPLATE_VMID, 'pve_node': 'pve1', 'pve_cores': 1, 'pve_memory': 1024,
-                            'pve_ip': '%s/24' % lab.address(number), 'pve_gateway': lab.gateway, 'pve_power': 'stopped',
-                            'pve_ci_password': CI_PASSWORD})
-                    for number, name in enumerate(['web1', 'web2'], 1))
+    hostvars = {
+        name: {
+            'pve_image': TEMPLATE_VMID,
+            'pve_node': 'pve1',
+            'pve_cores': 1,
+            'pve_memory': 1024,
+            'pve_ip': '%s/24' % lab.address(number),
+            'pve_gateway': lab.gateway,
+            'pve_power': 'stopped',
+            'pve_ci_password': CI_PASSWORD,
+        }
+        for number, name in enumerate(['web1', 'web2'], 1)
+    }
     return awx_inventory(lab, hostvars, {'pve_vms': ['web1', 'web2'], 'pve_templates': []})
 
 
@@ -184,8 +209,7 @@ def test_plan_apply_and_destroy_jobs_do_what_they_show_and_leak_no_secret(lab, t
     def job(name, playbook='playbooks/site.yml', **options):
         """Run an AWX job; returns it with the number of writes to PVE it made."""
         before = len(lab.writes())
-        jobs.append(awx_job(tmp_path / name, lab, collections_path, fleet_inventory, playbook, ident=str(len(jobs) + 1),
-                            **options))
+        jobs.append(awx_job(tmp_path / name, lab, collections_path, fleet_inventory, playbook, ident=str(len(jobs) + 1), **options))
         return jobs[-1], len(lab.writes()) - before
 
     # The plan job (check, show changes): each VM's creation with its diff, and nothing written.
@@ -231,21 +255,35 @@ def test_a_slice_waits_for_the_template_another_slice_builds_and_clones_it_once_
     key, public_key = lab_vms.ssh_key(tmp_path)
     release = tmp_path / 'release'
     # The template's provision file holds its build until the test has seen the other slice wait for it.
-    hold = {'playbooks/hold.yml': yaml.safe_dump([{
-        'name': 'Hold the build', 'hosts': 'all', 'gather_facts': False,
-        'tasks': [{'name': 'Wait for the release', 'ansible.builtin.wait_for': {'path': str(release), 'timeout': 300}}]}])}
+    hold = {
+        'playbooks/hold.yml': yaml.safe_dump(
+            [
+                {
+                    'name': 'Hold the build',
+                    'hosts': 'all',
+                    'gather_facts': False,
+                    'tasks': [{'name': 'Wait for the release', 'ansible.builtin.wait_for': {'path': str(release), 'timeout': 300}}],
+                }
+            ]
+        )
+    }
     hostvars = {
         # No generalization: the lab's guests run their commands on this machine, so the default pve_generalize_root
         # (/) would empty this machine's /etc/machine-id (test_template_bake.py covers generalizing).
-        'golden': {'pve_image': TEMPLATE_VMID, 'pve_node': 'pve1', 'pve_ip': '%s/24' % lab.address(2),
-                   'pve_gateway': lab.gateway, 'pve_provision': ['hold.yml'], 'pve_generalize': False},
-        'web1': {'pve_image': 'golden', 'pve_node': 'pve1', 'pve_ip': '%s/24' % lab.address(1),
-                 'pve_gateway': lab.gateway, 'pve_power': 'stopped'},
+        'golden': {
+            'pve_image': TEMPLATE_VMID,
+            'pve_node': 'pve1',
+            'pve_ip': '%s/24' % lab.address(2),
+            'pve_gateway': lab.gateway,
+            'pve_provision': ['hold.yml'],
+            'pve_generalize': False,
+        },
+        'web1': {'pve_image': 'golden', 'pve_node': 'pve1', 'pve_ip': '%s/24' % lab.address(1), 'pve_gateway': lab.gateway, 'pve_power': 'stopped'},
     }
     inventory = awx_inventory(lab, hostvars, {'pve_templates': ['golden'], 'pve_vms': ['web1']})
-    inventory['all']['vars'].update(pve_ssh_user='ubuntu', pve_ssh_keys=[public_key],
-                                    pve_ssh_private_key_file=str(key), pve_guest_python=sys.executable,
-                                    pve_template_wait_delay=1)
+    inventory['all']['vars'].update(
+        pve_ssh_user='ubuntu', pve_ssh_keys=[public_key], pve_ssh_private_key_file=str(key), pve_guest_python=sys.executable, pve_template_wait_delay=1
+    )
     slices = [slice_inventory(inventory, number, 2) for number in (1, 2)]
     # AWX's ordering by name puts the template alone in slice 1 and the VM that needs it in slice 2.
     assert [sorted(one['_meta']['hostvars']) for one in slices] == [['golden'], ['web1']]
@@ -255,9 +293,11 @@ def test_a_slice_waits_for_the_template_another_slice_builds_and_clones_it_once_
     jobs = {}
 
     def start_slice(index):
-        thread = threading.Thread(target=lambda: jobs.update({index: awx_job(
-            roots[index], lab, collections_path, slices[index], 'playbooks/site.yml', ident=str(index + 1),
-            project_files=hold)}))
+        thread = threading.Thread(
+            target=lambda: jobs.update(
+                {index: awx_job(roots[index], lab, collections_path, slices[index], 'playbooks/site.yml', ident=str(index + 1), project_files=hold)}
+            )
+        )
         thread.start()
         return thread
 
@@ -267,16 +307,19 @@ def test_a_slice_waits_for_the_template_another_slice_builds_and_clones_it_once_
     # Release the build once slice 2 has asked about the template twice (the runner writes each event as it happens).
     events = roots[1] / 'artifacts' / '2' / 'job_events'
     # Only whole events: the runner writes each as NAME-partial.json first and renames it, so a partial one can vanish.
-    wait_until(lambda: len([event for event in events.glob('*.json')
-                            if not event.name.endswith('-partial.json') and '"runner_retry"' in event.read_text()]) >= 2
-               or not threads[1].is_alive(), timeout=300)
+    wait_until(
+        lambda: (
+            len([event for event in events.glob('*.json') if not event.name.endswith('-partial.json') and '"runner_retry"' in event.read_text()]) >= 2
+            or not threads[1].is_alive()
+        ),
+        timeout=300,
+    )
     release.write_text('go')
     for thread in threads:
         thread.join(timeout=600)
     assert [jobs[index].status for index in (0, 1)] == ['successful', 'successful'], jobs[0].stdout + jobs[1].stdout
     # Slice 2 waits on slice 1's lease on the build (docs/concurrency.md), asking again while slice 1 holds it.
-    waits = [event for event in jobs[1].events
-             if event['event'] == 'runner_retry' and 'the lease on template/golden' in event['event_data'].get('task', '')]
+    waits = [event for event in jobs[1].events if event['event'] == 'runner_retry' and 'the lease on template/golden' in event['event_data'].get('task', '')]
     assert len(waits) >= 2, 'slice 2 did not wait for the build:\n%s' % jobs[1].stdout
     (golden,) = vms_named(lab, 'golden')
     (web1,) = vms_named(lab, 'web1')

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+
 from playbooks import REPO
 
 PEER_VENV = REPO / 'bench' / '.peer-venv'
@@ -20,8 +21,13 @@ def bench(tmp_path, *args):
     if not (PEER_VENV / 'bin' / 'ansible-playbook').exists():
         pytest.fail('the peer venv is missing: run `make bench/.peer-venv/.installed` (make integration does)')
     results = tmp_path / 'results'
-    done = subprocess.run([sys.executable, str(REPO / 'bench' / 'bench.py'), '--results', str(results), '--forks', '4', *args],
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, str(REPO / 'bench' / 'bench.py'), '--results', str(results), '--forks', '4', *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return {path.stem: json.loads(path.read_text()) for path in results.glob('*.json')}, done.stdout
 

@@ -48,7 +48,7 @@ def private_lock_dir(tmp_path, monkeypatch):
 
 def test_token_and_password_both_read_the_cluster(lab):
     for client in (token_client(lab), password_client(lab)):
-        guests = dict((guest['vmid'], guest['name']) for guest in client.cluster_vms())
+        guests = {guest['vmid']: guest['name'] for guest in client.cluster_vms()}
         assert guests[TEMPLATE] == 'ubuntu-24.04-cloud'
         assert client.vm_config('pve1', TEMPLATE)['template'] == 1
 
@@ -67,11 +67,11 @@ def test_missing_privilege_is_reported_with_privilege_path_and_grant_hint(lab):
     def restrict():
         lab.pve.users['alice@pve'] = 'alice-Pass-1'
         lab.pve.grant('alice@pve', '/', 'VM.Audit', 'Sys.Audit')
+
     lab.call(restrict)
     client = password_client(lab, 'alice@pve', 'alice-Pass-1')
     with pytest.raises(PveApiError) as caught:
-        client.put('/nodes/pve1/qemu/%d/config' % TEMPLATE, cores=4, idempotent=True,
-                   context='updating config of VM %d on pve1' % TEMPLATE)
+        client.put('/nodes/pve1/qemu/%d/config' % TEMPLATE, cores=4, idempotent=True, context='updating config of VM %d on pve1' % TEMPLATE)
     message = str(caught.value)
     assert caught.value.status == 403
     assert message.startswith('updating config of VM 9017 on pve1 failed (HTTP 403): Permission check failed (/vms/9017, VM.Config.CPU)')
@@ -129,8 +129,7 @@ def test_flaky_network_loses_and_duplicates_nothing_while_creating_vms(lab, monk
     dropped = client.request_count - len(lab.requests())
     names = collections.Counter(guest['name'] for guest in token_client(lab).cluster_vms())
     assert all(names['flaky-%d' % n] == 1 for n in range(6))
-    assert sorted(guest['vmid'] for guest in token_client(lab).cluster_vms() if guest['name'].startswith('flaky-')) == \
-        sorted(created.values())
+    assert sorted(guest['vmid'] for guest in token_client(lab).cluster_vms() if guest['name'].startswith('flaky-')) == sorted(created.values())
     assert dropped > 0, 'the network dropped nothing, so this test proved nothing'
 
 
@@ -166,8 +165,9 @@ def allocate_in_parallel(lab, tmp_path, lock_dirs, count=4):
     processes = {}
     for n, lock_dir in enumerate(lock_dirs):
         env = dict(os.environ, PYTHONPATH=COLLECTIONS, XDG_CACHE_HOME=str(tmp_path / lock_dir), **lab.env)
-        processes['p%d' % n] = subprocess.Popen([sys.executable, '-c', ALLOCATE, 'p%d' % n, str(count)], env=env,
-                                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        processes['p%d' % n] = subprocess.Popen(
+            [sys.executable, '-c', ALLOCATE, 'p%d' % n, str(count)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
     created = {}
     for tag, process in processes.items():
         out, err = process.communicate(timeout=120)
@@ -179,7 +179,7 @@ def allocate_in_parallel(lab, tmp_path, lock_dirs, count=4):
 def assert_each_vm_exists_once(lab, created):
     ids = [vmid for vmids in created.values() for vmid in vmids]
     assert len(set(ids)) == len(ids)
-    guests = dict((guest['vmid'], guest['name']) for guest in token_client(lab).cluster_vms())
+    guests = {guest['vmid']: guest['name'] for guest in token_client(lab).cluster_vms()}
     for tag, vmids in created.items():
         assert [guests[vmid] for vmid in vmids] == ['%s-%d' % (tag, n) for n in range(len(vmids))]
 

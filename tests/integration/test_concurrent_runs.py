@@ -21,9 +21,8 @@ import lab_vms
 from polling import wait_until
 from test_plan_equals_run import fleet, mark_playbook, site, why, write
 
-from ansible_collections.puls.proxmox.plugins.module_utils._files_record import MAX_NODE_NOTES_LENGTH, update_notes
-
 from ansible_collections.puls.proxmox.plugins.module_utils import _lease_plan
+from ansible_collections.puls.proxmox.plugins.module_utils._files_record import MAX_NODE_NOTES_LENGTH, update_notes
 
 GOLDEN = 'ci-golden'
 BASE_TEMPLATE = 'ubuntu-24.04-cloud'
@@ -32,10 +31,12 @@ CONVERT = 'puls.proxmox.reconcile : Convert the build VM into the template'
 
 def declared(lab, tmp_path, vms=('web1', 'web2'), **cluster):
     """The fleet: GOLDEN baked from base.yml, and linked clones of it at static addresses."""
-    clones = {name: dict(pve_image=GOLDEN, pve_linked_clone=True, pve_ip=f'{lab.address(index + 1)}/24', pve_gateway=lab.gateway)
-              for index, name in enumerate(vms)}
+    clones = {
+        name: {'pve_image': GOLDEN, 'pve_linked_clone': True, 'pve_ip': f'{lab.address(index + 1)}/24', 'pve_gateway': lab.gateway}
+        for index, name in enumerate(vms)
+    }
     clones.update(cluster.pop('extra_vms', {}))
-    return fleet(lab, tmp_path, {GOLDEN: dict(pve_image=BASE_TEMPLATE, pve_provision=['base.yml'])}, clones, **cluster)
+    return fleet(lab, tmp_path, {GOLDEN: {'pve_image': BASE_TEMPLATE, 'pve_provision': ['base.yml']}}, clones, **cluster)
 
 
 def at_once(lab, tmp_path, inventory, label, count):
@@ -116,13 +117,14 @@ def test_a_rebuild_and_a_replace_by_two_runs_at_once_with_prune_on_never_undo_ea
 
     # base.yml changes (a rebuild), web4 replaces web3, and web2 is no longer declared (pruned).
     write(tmp_path / 'base.yml', (tmp_path / 'base.yml').read_text().replace('Leave a mark', 'Leave the new mark'))
-    web4 = dict(pve_image=GOLDEN, pve_linked_clone=True, pve_ip=f'{lab.address(4)}/24', pve_gateway=lab.gateway, pve_replace='web3')
+    web4 = {'pve_image': GOLDEN, 'pve_linked_clone': True, 'pve_ip': f'{lab.address(4)}/24', 'pve_gateway': lab.gateway, 'pve_replace': 'web3'}
     inventory = declared(lab, tmp_path, vms=('web1',), extra_vms={'web4': web4}, pve_prune=True)
     runs = at_once(lab, tmp_path, inventory, 'rebuild', 2)
     all_succeeded(runs)
     assert len(bakers(runs)) == 1, why(*runs)
-    replaced = [record['result']['changed'] for run in runs
-                for record in run.for_task('puls.proxmox.reconcile : Destroy the machine this one replaces', 'web4')]
+    replaced = [
+        record['result']['changed'] for run in runs for record in run.for_task('puls.proxmox.reconcile : Destroy the machine this one replaces', 'web4')
+    ]
     assert sorted(replaced) == [False, True], why(*runs)
     vmids = names_to_vmids(api)
     assert vmids[GOLDEN] != old_template and 'web3' not in vmids and 'web2' not in vmids
@@ -134,8 +136,10 @@ def test_a_rebuild_and_a_replace_by_two_runs_at_once_with_prune_on_never_undo_ea
 def empty(lab, machines):
     """Destroy the machines through the API, clones before templates, so that the lab is as empty as at its start."""
     api = lab_vms.client(lab)
-    entries = sorted((entry for entry in api.cluster_vms() if entry['name'] in machines or entry['name'].startswith(GOLDEN + '-')),
-                     key=lambda entry: bool(entry.get('template')))
+    entries = sorted(
+        (entry for entry in api.cluster_vms() if entry['name'] in machines or entry['name'].startswith(GOLDEN + '-')),
+        key=lambda entry: bool(entry.get('template')),
+    )
     for entry in entries:
         path = f"/nodes/{entry['node']}/qemu/{entry['vmid']}"
         if entry.get('status') == 'running':
@@ -197,10 +201,12 @@ def test_a_run_killed_mid_build_is_recovered_by_the_next_run_once_its_lease_expi
 def set_lease(api, key, holder):
     """Write another run's lease on key (holder None: drop it) into the lease node's notes, with the collection's own
     compare-and-swap writer."""
+
     def change(notes):
         leases = {name: held for name, held in _lease_plan.parse(notes.description).items() if name != key}
         leases.update({key: holder} if holder else {})
         return _lease_plan.render(notes.description, leases, MAX_NODE_NOTES_LENGTH)
+
     update_notes(api, 'pve1', change, f'setting the lease {key}')
 
 
@@ -213,10 +219,11 @@ def test_a_run_that_waits_for_one_vms_lease_holds_no_other_meanwhile_so_two_runs
     # Two runs that each held one VM's lease and waited for the other's would wait until the timeout. The leases
     # are taken in the play's host order, one host at a time: waiting for web1, a run has not taken web2's.
     api = lab_vms.client(lab)
-    vms = {name: dict(pve_image=BASE_TEMPLATE, pve_ip=f'{lab.address(index + 1)}/24', pve_gateway=lab.gateway)
-           for index, name in enumerate(('web1', 'web2'))}
+    vms = {
+        name: {'pve_image': BASE_TEMPLATE, 'pve_ip': f'{lab.address(index + 1)}/24', 'pve_gateway': lab.gateway} for index, name in enumerate(('web1', 'web2'))
+    }
     inventory = fleet(lab, tmp_path, {}, vms)
-    set_lease(api, 'vm/web1', _lease_plan.Holder('other-run', 'elsewhere', 2 ** 40))
+    set_lease(api, 'vm/web1', _lease_plan.Holder('other-run', 'elsewhere', 2**40))
     outcome = {}
     runner = threading.Thread(target=lambda: outcome.update(run=site(lab, tmp_path, inventory, 'site')))
     reads = lease_reads(lab)

@@ -36,8 +36,9 @@ IMAGE_COLLECTIONS_PATH = '/usr/share/ansible/collections'
 def run(cmd, cwd, home):
     """Run a tool of the venv with nothing from the checkout on Ansible's paths; fail with its output."""
     env = {key: value for key, value in os.environ.items() if not key.startswith('ANSIBLE_') and key != 'PYTHONPATH'}
-    env.update(ANSIBLE_HOME=str(home), ANSIBLE_COLLECTIONS_PATH=str(home / 'collections'), ANSIBLE_NOCOLOR='1',
-               PATH='%s%s%s' % (BIN, os.pathsep, env.get('PATH', '')))
+    env.update(
+        ANSIBLE_HOME=str(home), ANSIBLE_COLLECTIONS_PATH=str(home / 'collections'), ANSIBLE_NOCOLOR='1', PATH='%s%s%s' % (BIN, os.pathsep, env.get('PATH', ''))
+    )
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, '%s failed (%d):\n%s\n%s' % (' '.join(map(str, cmd)), proc.returncode, proc.stdout, proc.stderr)
     return proc.stdout
@@ -55,8 +56,7 @@ def requirement_names(lines):
 
 def bindep_packages(text, platform):
     """The packages bindep installs from text on a platform ('rpm' for the example's CentOS base, 'dpkg')."""
-    profiles = {'rpm': ['platform:rpm', 'platform:redhat', 'platform:centos'],
-                'dpkg': ['platform:dpkg', 'platform:debian', 'platform:ubuntu']}[platform]
+    profiles = {'rpm': ['platform:rpm', 'platform:redhat', 'platform:centos'], 'dpkg': ['platform:dpkg', 'platform:debian', 'platform:ubuntu']}[platform]
     return sorted(rule[0] for rule in Depends(text).active_rules(profiles + ['default']))
 
 
@@ -86,8 +86,9 @@ def context(workdir, tarball):
     project.mkdir()
     shutil.copy(EXAMPLE, project / 'execution-environment.yml')
     shutil.copy(tarball, project / tarball.name)
-    run([BIN / 'ansible-builder', 'create', '-f', 'execution-environment.yml', '-c', 'context',
-         '--output-filename', 'Containerfile'], project, workdir / 'home')
+    run(
+        [BIN / 'ansible-builder', 'create', '-f', 'execution-environment.yml', '-c', 'context', '--output-filename', 'Containerfile'], project, workdir / 'home'
+    )
     return project / 'context'
 
 
@@ -96,8 +97,11 @@ def installed_in_image(workdir, context):
     """The galaxy stage of the image build, outside a container: the context's requirements.yml installed
     from /build (the context's _build directory) into a stand-in for /usr/share/ansible/collections."""
     collections = workdir / 'image-collections'
-    run([BIN / 'ansible-galaxy', 'collection', 'install', '-r', 'requirements.yml', '--collections-path', str(collections)],
-        context / '_build', workdir / 'home')
+    run(
+        [BIN / 'ansible-galaxy', 'collection', 'install', '-r', 'requirements.yml', '--collections-path', str(collections)],
+        context / '_build',
+        workdir / 'home',
+    )
     return collections
 
 
@@ -116,7 +120,8 @@ def test_example_names_the_tarball_that_galaxy_build_writes(definition, tarball)
     assert collection['type'] == 'file'
     assert Path(collection['name']).name == tarball.name, (
         'examples/execution-environment.yml installs %s, but ansible-galaxy collection build writes %s: '
-        'update the example with galaxy.yml\'s version' % (collection['name'], tarball.name))
+        'update the example with galaxy.yml\'s version' % (collection['name'], tarball.name)
+    )
 
 
 def test_build_context_carries_the_tarball_built_from_this_checkout(context, tarball):
@@ -128,6 +133,7 @@ def test_build_context_carries_the_tarball_built_from_this_checkout(context, tar
 
 def test_tarball_in_the_context_carries_our_python_requirements_and_bindep_entries(context, tarball):
     with tarfile.open(context / '_build' / 'collections' / tarball.name) as archive:
+
         def member_text(name):
             return archive.extractfile(name).read().decode()
 
@@ -135,7 +141,7 @@ def test_tarball_in_the_context_carries_our_python_requirements_and_bindep_entri
         python_file, system_file = meta['dependencies']['python'], meta['dependencies']['system']
         python_lines = member_text(python_file).splitlines()
         bindep_text = member_text(system_file)
-    assert RUNTIME_PYTHON_PACKAGES <= requirement_names(python_lines)
+    assert requirement_names(python_lines) >= RUNTIME_PYTHON_PACKAGES
     assert requirement_names(python_lines) == requirement_names((REPO / 'requirements.txt').read_text().splitlines())
     assert bindep_text == (REPO / 'bindep.txt').read_text()
     assert bindep_packages(bindep_text, 'rpm') == ['openssh-clients']
@@ -145,13 +151,13 @@ def test_tarball_in_the_context_carries_our_python_requirements_and_bindep_entri
 def test_containerfile_installs_core_runner_and_collection_then_our_dependencies(context, definition):
     containerfile = (context / 'Containerfile').read_text()
     base = definition['images']['base_image']['name']
-    refs = '%s %s' % (definition['dependencies']['ansible_core']['package_pip'],
-                      definition['dependencies']['ansible_runner']['package_pip'])
+    refs = '%s %s' % (definition['dependencies']['ansible_core']['package_pip'], definition['dependencies']['ansible_runner']['package_pip'])
     assert 'ARG EE_BASE_IMAGE="%s"' % base in containerfile
     assert 'ARG ANSIBLE_INSTALL_REFS="%s"' % refs in containerfile
     assert 'RUN $PYCMD -m pip install --no-cache-dir $ANSIBLE_INSTALL_REFS' in containerfile
-    assert re.search(r'^RUN .*ansible-galaxy collection install .*-r requirements\.yml --collections-path "%s"$'
-                     % re.escape(IMAGE_COLLECTIONS_PATH), containerfile, re.M)
+    assert re.search(
+        r'^RUN .*ansible-galaxy collection install .*-r requirements\.yml --collections-path "%s"$' % re.escape(IMAGE_COLLECTIONS_PATH), containerfile, re.M
+    )
     # The builder stage reads the installed collections' dependency files, the final stage installs them.
     assert 'RUN $PYCMD /output/scripts/introspect.py introspect --write-bindep=/tmp/src/bindep.txt' in containerfile
     assert 'RUN /output/scripts/assemble' in containerfile
@@ -162,10 +168,19 @@ def test_image_build_introspection_finds_our_python_and_system_dependencies(cont
     assert (installed_in_image / 'ansible_collections' / 'puls' / 'proxmox' / 'MANIFEST.json').is_file()
     written = workdir / 'introspected'
     # The builder stage's step, with the context's own copy of the script and the stand-in collections path.
-    run([sys.executable, context / '_build' / 'scripts' / 'introspect.py', 'introspect', str(installed_in_image),
-         '--write-bindep=%s' % (written / 'bindep.txt'), '--write-pip=%s' % (written / 'requirements.txt')],
-        workdir, workdir / 'home')
+    run(
+        [
+            sys.executable,
+            context / '_build' / 'scripts' / 'introspect.py',
+            'introspect',
+            str(installed_in_image),
+            '--write-bindep=%s' % (written / 'bindep.txt'),
+            '--write-pip=%s' % (written / 'requirements.txt'),
+        ],
+        workdir,
+        workdir / 'home',
+    )
     python_lines = (written / 'requirements.txt').read_text().splitlines()
-    assert RUNTIME_PYTHON_PACKAGES <= requirement_names(python_lines)
+    assert requirement_names(python_lines) >= RUNTIME_PYTHON_PACKAGES
     assert all(line.endswith('# from collection puls.proxmox') for line in python_lines if line)
     assert bindep_packages((written / 'bindep.txt').read_text(), 'rpm') == ['openssh-clients']

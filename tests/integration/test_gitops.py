@@ -16,7 +16,7 @@ import lab_vms
 import yaml
 from test_plan_equals_run import fleet, machines, printed_plan, site, why
 
-STOPPED = dict(pve_image=str(lab_vms.TEMPLATE), pve_power='stopped')
+STOPPED = {'pve_image': str(lab_vms.TEMPLATE), 'pve_power': 'stopped'}
 
 
 def names(lab):
@@ -58,10 +58,13 @@ def test_a_declared_vm_without_the_owner_tag_stops_the_run_before_any_change_unt
     writes = len(lab.writes())
     for run in [site(lab, tmp_path, inventory, 'refused')]:
         assert run.rc != 0
-        assert ('handmade1: VM 150 (handmade1 on pve1) lacks the owner tag puls-managed, so this collection did not create '
-                'it; to take it over set pve_adopt: true for handmade1') in run.stdout, run.stdout
-        assert ('lost1: VM 151 (lost1 on pve1) lacks the owner tag puls-managed, but its Notes hold a [puls-provision: ...] '
-                'record, so Puls provisioned it') in run.stdout, run.stdout
+        assert (
+            'handmade1: VM 150 (handmade1 on pve1) lacks the owner tag puls-managed, so this collection did not create '
+            'it; to take it over set pve_adopt: true for handmade1'
+        ) in run.stdout, run.stdout
+        assert (
+            'lost1: VM 151 (lost1 on pve1) lacks the owner tag puls-managed, but its Notes hold a [puls-provision: ...] record, so Puls provisioned it'
+        ) in run.stdout, run.stdout
         assert not run.for_task('puls.proxmox.reconcile : Converge the VM')
     assert len(lab.writes()) == writes
 
@@ -73,8 +76,9 @@ def test_a_declared_vm_without_the_owner_tag_stops_the_run_before_any_change_unt
     assert planned.rc == adopted.rc == 0, why(planned, adopted)
     assert machines(planned.plan) == machines(adopted.plan) == {('vm', 'handmade1'): ['update'], ('vm', 'lost1'): ['update']}
     # The include of vm.yml has the same name as pve_vm's task in it: the latter has the module's arguments.
-    args = [record['result'] for record in adopted.for_task('puls.proxmox.reconcile : Converge the VM', 'handmade1')
-            if 'invocation' in record['result']][0]['invocation']['module_args']
+    args = [record['result'] for record in adopted.for_task('puls.proxmox.reconcile : Converge the VM', 'handmade1') if 'invocation' in record['result']][0][
+        'invocation'
+    ]['module_args']
     assert (args['adopt'], args['shutdown_timeout'], args['agent_timeout'], args['timeout']) == (True, 30, 5, 120)
     for vmid in (150, 151):
         config = api.vm_config('pve1', vmid)
@@ -100,10 +104,27 @@ def inventory_in_git(tmp_path, inventory):
 def chromium(page, tmp_path):
     """The page opened by a real headless Chromium from file://: (its DOM once loaded, its console messages)."""
     profile = tmp_path / f'chromium-{len(list(tmp_path.glob("chromium-*")))}'
-    done = subprocess.run(['chromium', '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-                           '--disable-component-update', '--disable-sync', '--no-first-run', f'--user-data-dir={profile}',
-                           '--enable-logging=stderr', '--v=0', '--dump-dom', page.as_uri()],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [
+            'chromium',
+            '--headless',
+            '--no-sandbox',
+            '--disable-gpu',
+            '--disable-background-networking',
+            '--disable-component-update',
+            '--disable-sync',
+            '--no-first-run',
+            f'--user-data-dir={profile}',
+            '--enable-logging=stderr',
+            '--v=0',
+            '--dump-dom',
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout, [line for line in done.stderr.splitlines() if ':CONSOLE' in line]
 
@@ -127,12 +148,12 @@ def test_the_plan_names_its_commit_the_history_keeps_each_run_and_the_status_pag
 
     documents = [json.loads(path.read_text()) for path in sorted(history.glob('*.json'))]
     assert [(doc['check_mode'], doc['outcome'], doc['git']['commit'], doc['git']['dirty']) for doc in documents] == [
-        (False, 'applied', commit, False), (True, 'drifted', commit, True)]
-    assert {m['name']: (m['actions'], m['state']) for m in documents[0]['machines']} == {
-        'web1': (['create'], 'in sync'), 'web2': (['create'], 'in sync')}
+        (False, 'applied', commit, False),
+        (True, 'drifted', commit, True),
+    ]
+    assert {m['name']: (m['actions'], m['state']) for m in documents[0]['machines']} == {'web1': (['create'], 'in sync'), 'web2': (['create'], 'in sync')}
     latest = {m['name']: m for m in documents[1]['machines']}
-    assert {name: (m['actions'], m['state']) for name, m in latest.items()} == {
-        'web1': (['update'], 'drifted'), 'web2': (['orphan'], 'orphan')}
+    assert {name: (m['actions'], m['state']) for name, m in latest.items()} == {'web1': (['update'], 'drifted'), 'web2': (['orphan'], 'orphan')}
     cores = [entry for entry in latest['web1']['differences'] if entry['field'] == 'cores']
     assert [(str(entry['observed']), str(entry['declared'])) for entry in cores] == [('1', '2')], latest['web1']
 

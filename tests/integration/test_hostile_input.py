@@ -13,22 +13,33 @@ import sys
 import tempfile
 
 import lab_vms
-from playbooks import run_playbook
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes
+from playbooks import run_playbook
 
 # Each would create a file named pwned (in the working directory: the controller's tmp_path, the guest's home) if run.
-SHELL = ['$(touch pwned)', '`touch pwned`', '; touch pwned #', "' ; touch pwned ; '", '" ; touch pwned ; "', '| touch pwned',
-         '&& touch pwned', '$(rm -rf ~)']
-HUMAN_NOTES = ('Owner: ops — ünïcödé ✓ 日本語\n' + '\n'.join(SHELL) + '\n\t tab and \\backslash\\n literal\n'
-               + '[puls-provision: looks=like,a=block] inline\n' + 'x' * 3000)
-CHAIN = [{'name': 'Provision', 'hosts': 'vms', 'gather_facts': False,
-          'tasks': [{'name': 'Run the chain', 'ansible.builtin.include_role': {'name': 'puls.proxmox.reconcile', 'tasks_from': 'provision'}}]}]
+SHELL = ['$(touch pwned)', '`touch pwned`', '; touch pwned #', "' ; touch pwned ; '", '" ; touch pwned ; "', '| touch pwned', '&& touch pwned', '$(rm -rf ~)']
+HUMAN_NOTES = (
+    'Owner: ops — ünïcödé ✓ 日本語\n'
+    + '\n'.join(SHELL)
+    + '\n\t tab and \\backslash\\n literal\n'
+    + '[puls-provision: looks=like,a=block] inline\n'
+    + 'x' * 3000
+)
+CHAIN = [
+    {
+        'name': 'Provision',
+        'hosts': 'vms',
+        'gather_facts': False,
+        'tasks': [{'name': 'Run the chain', 'ansible.builtin.include_role': {'name': 'puls.proxmox.reconcile', 'tasks_from': 'provision'}}],
+    }
+]
 
 
 def play(*tasks):
-    return [{'name': 'Hostile', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-             'tasks': [dict(task, ignore_errors=True) for task in tasks]}]
+    return [
+        {'name': 'Hostile', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'tasks': [dict(task, ignore_errors=True) for task in tasks]}
+    ]
 
 
 def canaries(*directories):
@@ -57,14 +68,18 @@ def test_human_notes_and_user_data_with_metacharacters_round_trip_byte_for_byte(
     (tmp_path / 'site').mkdir()
     (tmp_path / 'site/one.sh').write_text('true\n')
     user_data = '#cloud-config\nruncmd:\n  - echo "%s"\nwrite_files:\n  - path: /tmp/ü\n    content: |\n      %s\n' % (
-        SHELL[0].replace('"', '\\"'), ' '.join(SHELL).replace('\n', ' '))
-    tasks = [{'name': 'record', 'puls.proxmox.pve_notes_hash': {'vmid': 120, 'files': ['site/one.sh'], 'state': 'applied'}},
-             {'name': 'seed', 'puls.proxmox.pve_iso': {'node': 'pve1', 'filename': 'hostile.iso', 'seed': {'user_data': user_data}}}]
+        SHELL[0].replace('"', '\\"'),
+        ' '.join(SHELL).replace('\n', ' '),
+    )
+    tasks = [
+        {'name': 'record', 'puls.proxmox.pve_notes_hash': {'vmid': 120, 'files': ['site/one.sh'], 'state': 'applied'}},
+        {'name': 'seed', 'puls.proxmox.pve_iso': {'node': 'pve1', 'filename': 'hostile.iso', 'seed': {'user_data': user_data}}},
+    ]
     run = run_playbook(tmp_path, play(*tasks), lab.env)
     assert not run.failed, run.stdout
     notes = lab_vms.notes(api, 120)
     span = _notes.parse(notes).span
-    assert notes[:span[0]].rstrip('\n') == HUMAN_NOTES and list(_notes.parse(notes).entries) == ['site/one.sh']
+    assert notes[: span[0]].rstrip('\n') == HUMAN_NOTES and list(_notes.parse(notes).entries) == ['site/one.sh']
     assert user_data.encode() in lab.volume_bytes('local:iso/hostile.iso')
     assert canaries(tmp_path) == []
 
@@ -78,18 +93,18 @@ def test_provision_file_names_and_an_ssh_user_with_metacharacters_are_data_never
     for n, path in enumerate(hostile):
         (tmp_path / path).write_text('echo ran %d >> "$HOME/marks"\n' % n)
     control_dir = tempfile.mkdtemp(prefix='cp-')  # SSH control sockets of this test's own (short path)
-    common = dict(pve_address=lab.address(1), pve_ssh_private_key_file=str(key), pve_guest_python=sys.executable)
-    hosts = {'prov1': dict(common, pve_vmid=130, pve_provision=hostile, pve_ssh_user='alice'),
-             'user1': dict(common, pve_vmid=130, pve_provision=['site/$(touch pwned).sh'], pve_ssh_user='alice;touch pwned5',
-                           pve_force_config_check=True)}
+    common = {'pve_address': lab.address(1), 'pve_ssh_private_key_file': str(key), 'pve_guest_python': sys.executable}
+    hosts = {
+        'prov1': dict(common, pve_vmid=130, pve_provision=hostile, pve_ssh_user='alice'),
+        'user1': dict(common, pve_vmid=130, pve_provision=['site/$(touch pwned).sh'], pve_ssh_user='alice;touch pwned5', pve_force_config_check=True),
+    }
     env = dict(lab.env, ANSIBLE_SSH_CONTROL_PATH_DIR=control_dir)
     try:
         ran = run_playbook(tmp_path, CHAIN, env, inventory={'all': {'children': {'vms': {'hosts': {'prov1': hosts['prov1']}}}}})
         assert ran.rc == 0, ran.stdout + ran.stderr
         assert (guest.home / 'marks').read_text().splitlines() == ['ran 0', 'ran 1', 'ran 2', 'ran 3', 'ran 4']
         assert list(_notes.parse(lab_vms.notes(api, 130)).entries) == hostile
-        refused = run_playbook(tmp_path, CHAIN, env, inventory={'all': {'children': {'vms': {'hosts': {'user1': hosts['user1']}}}}},
-                               name='user')
+        refused = run_playbook(tmp_path, CHAIN, env, inventory={'all': {'children': {'vms': {'hosts': {'user1': hosts['user1']}}}}}, name='user')
     finally:
         shutil.rmtree(control_dir, ignore_errors=True)
     assert refused.rc != 0 and refused.failed[0]['status'] in ('unreachable', 'failed')

@@ -15,10 +15,10 @@ import shutil
 
 import lab_vms
 import pytest
-from playbooks import REPO, run_playbook
-
 from lab.seed import SHARED_STORAGE
 from lab.serving import Lab
+
+from playbooks import REPO, run_playbook
 
 MAKE_LAB_BLOCK = '127.77.0.'
 SEED_TEMPLATE = 9017
@@ -46,8 +46,7 @@ def reconcile(lab, directory, source, key):
     env = dict(lab.env, PULS_DEMO_SSH_KEY=str(key))
     # run_playbook's own inventory.yml, empty: the example is the only source, and localhost stays implicit.
     (directory / 'inventory.yml').write_text('all: {}\n')
-    run = run_playbook(directory, '- import_playbook: puls.proxmox.site\n', env, name='site',
-                       extra_args=('-i', str(examples / source)))
+    run = run_playbook(directory, '- import_playbook: puls.proxmox.site\n', env, name='site', extra_args=('-i', str(examples / source)))
     assert run.rc == 0, run.stdout + run.stderr
     return run
 
@@ -61,18 +60,22 @@ def cluster(lab):
     for entry in api.cluster_vms():
         if int(entry['vmid']) == SEED_TEMPLATE:
             continue
-        config = {key: value for key, value in api.vm_config(entry['node'], entry['vmid']).items()
-                  if key not in GENERATED_KEYS}
+        config = {key: value for key, value in api.vm_config(entry['node'], entry['vmid']).items() if key not in GENERATED_KEYS}
         text = repr(sorted(config.items())).replace(block, '<block>.')
         text = re.sub(r'\b(vm|base)-{0}-'.format(entry['vmid']), r'\1-<vmid>-', text)
         # The owner record names the guest's own VMID.
         text = re.sub(r'(\[puls-owner: [^\]]*?=){0}\b'.format(entry['vmid']), r'\1<vmid>', text)
         text = re.sub(r'(?i)\b([0-9a-f]{2}:){5}[0-9a-f]{2}\b', '<mac>', text)
         guests[entry['name']] = (entry['node'], text)
-    files = sorted({(item['volid'], item['content']) for node in lab.nodes
-                    for storage in ('local', 'local-lvm', SHARED_STORAGE)
-                    for item in api.get('/nodes/{0}/storage/{1}/content'.format(node, storage))
-                    if not re.search(r'\b(vm|base)-\d+-', item['volid'])})
+    files = sorted(
+        {
+            (item['volid'], item['content'])
+            for node in lab.nodes
+            for storage in ('local', 'local-lvm', SHARED_STORAGE)
+            for item in api.get(f'/nodes/{node}/storage/{storage}/content')
+            if not re.search(r'\b(vm|base)-\d+-', item['volid'])
+        }
+    )
     return guests, files
 
 
@@ -80,8 +83,10 @@ def cluster(lab):
 def test_example_manifests_and_example_inventory_reconcile_to_the_same_cluster(lab, lab_ca, tmp_path):
     key, _public = lab_vms.ssh_key(tmp_path)
     with Lab(tmp_path / 'lab2', ca=lab_ca, time_scale=0.01) as other, concurrent.futures.ThreadPoolExecutor(2) as pool:
-        runs = [pool.submit(reconcile, lab, tmp_path / 'manifests', 'manifests/fleet.proxmops.yml', key),
-                pool.submit(reconcile, other, tmp_path / 'inventory', 'inventory', key)]
+        runs = [
+            pool.submit(reconcile, lab, tmp_path / 'manifests', 'manifests/fleet.proxmops.yml', key),
+            pool.submit(reconcile, other, tmp_path / 'inventory', 'inventory', key),
+        ]
         from_manifests, from_inventory = [run.result() for run in runs]
         manifests_cluster, inventory_cluster = cluster(lab), cluster(other)
 

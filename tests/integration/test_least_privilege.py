@@ -13,10 +13,10 @@ import shlex
 import sys
 
 import pytest
-from lab_vms import ssh_key
-from playbooks import REPO, four_runs, run_playbook
-
 from lab import images
+from lab_vms import ssh_key
+
+from playbooks import REPO, four_runs, run_playbook
 
 DOC = REPO / 'docs' / 'privileges.md'
 USER, TOKEN, SECRET = 'puls@pve', 'automation', 'b7a0c3e2-least-privilege'
@@ -27,7 +27,7 @@ def recipe_lines(section='## The recipe', end='### PVE 8'):
     """The lines of docs/privileges.md from the heading section to the heading end."""
     text = DOC.read_text()
     start = text.index(section + '\n')
-    return text[start:text.index(end + '\n', start)].splitlines()
+    return text[start : text.index(end + '\n', start)].splitlines()
 
 
 def documented_grants():
@@ -46,8 +46,7 @@ def documented_grants():
 
 def token_env(lab, tmp_path, grants):
     lab.call(lambda: lab.pve.add_api_token(USER, TOKEN, SECRET, grants))
-    return dict(lab.env, PROXMOX_USER=USER, PROXMOX_TOKEN_NAME=TOKEN, PROXMOX_TOKEN_SECRET=SECRET,
-                XDG_CACHE_HOME=str(tmp_path / 'cache'))
+    return dict(lab.env, PROXMOX_USER=USER, PROXMOX_TOKEN_NAME=TOKEN, PROXMOX_TOKEN_SECRET=SECRET, XDG_CACHE_HOME=str(tmp_path / 'cache'))
 
 
 def play(*tasks):
@@ -61,13 +60,27 @@ def test_the_documented_privileges_on_the_documented_paths_are_enough_to_converg
     url, sums = lab.serve('noble-server-cloudimg-amd64.img', NOBLE_IMG)
     env = token_env(lab, tmp_path, documented_grants())
     plays = play(
-        {'name': 'download', 'puls.proxmox.pve_iso': {
-            'node': 'pve1', 'filename': 'noble.qcow2', 'content': 'import', 'url': url, 'checksum': 'sha256:' + sums['sha256']}},
-        {'name': 'seed', 'puls.proxmox.pve_iso': {
-            'node': 'pve1', 'filename': 'lp-seed.iso', 'seed': {'user_data': '#cloud-config\npackages: [jq]\n'}}},
-        {'name': 'static', 'puls.proxmox.pve_vm': {
-            'name': 'lp-web1', 'image': '9017', 'node': 'pve1', 'cores': 2, 'memory': 2048, 'state': 'started', 'ci_user': 'alice',
-            'ssh_keys': [public], 'ip': lab.address(1) + '/24', 'gateway': lab.gateway, 'tags': ['web']}},
+        {
+            'name': 'download',
+            'puls.proxmox.pve_iso': {'node': 'pve1', 'filename': 'noble.qcow2', 'content': 'import', 'url': url, 'checksum': 'sha256:' + sums['sha256']},
+        },
+        {'name': 'seed', 'puls.proxmox.pve_iso': {'node': 'pve1', 'filename': 'lp-seed.iso', 'seed': {'user_data': '#cloud-config\npackages: [jq]\n'}}},
+        {
+            'name': 'static',
+            'puls.proxmox.pve_vm': {
+                'name': 'lp-web1',
+                'image': '9017',
+                'node': 'pve1',
+                'cores': 2,
+                'memory': 2048,
+                'state': 'started',
+                'ci_user': 'alice',
+                'ssh_keys': [public],
+                'ip': lab.address(1) + '/24',
+                'gateway': lab.gateway,
+                'tags': ['web'],
+            },
+        },
         {'name': 'dhcp', 'puls.proxmox.pve_vm': {'name': 'lp-dhcp1', 'image': '9017', 'node': 'pve1', 'state': 'started'}},
     )
     runs = four_runs(tmp_path, plays, env)
@@ -85,9 +98,11 @@ def test_the_documented_privileges_on_the_documented_paths_are_enough_to_converg
 
 def test_the_pve_8_recipe_reads_the_guest_agent_with_vm_monitor_and_is_otherwise_the_same():
     """pve-access-control 9.0.2 dropped VM.Monitor for the VM.GuestAgent.* privileges; PVE 8 knows only VM.Monitor."""
+
     def role(lines):
         [line] = [line for line in lines if line.startswith('pveum role add PulsVM ')]
         return set(shlex.split(line)[5].split())
+
     nine, eight = role(recipe_lines()), role(recipe_lines('### PVE 8', '### SDN VNets'))
     assert nine - eight == {'VM.GuestAgent.Audit'} and eight - nine == {'VM.Monitor'}
 
@@ -115,8 +130,17 @@ def test_a_token_missing_one_privilege_is_refused_before_any_write_naming_it_its
     url, sums = lab.serve('tools.iso', images.seed_files()['lab-tools.iso'])
     (tmp_path / 'one.sh').write_text('true\n')
     tasks = {
-        'static': {'puls.proxmox.pve_vm': {'name': 'lp-web1', 'vmid': 100, 'image': '9017', 'node': 'pve1', 'state': 'started',
-                                           'ip': lab.address(1) + '/24', 'gateway': lab.gateway}},
+        'static': {
+            'puls.proxmox.pve_vm': {
+                'name': 'lp-web1',
+                'vmid': 100,
+                'image': '9017',
+                'node': 'pve1',
+                'state': 'started',
+                'ip': lab.address(1) + '/24',
+                'gateway': lab.gateway,
+            }
+        },
         'download': {'puls.proxmox.pve_iso': {'node': 'pve1', 'filename': 'tools.iso', 'url': url, 'checksum': 'sha256:' + sums['sha256']}},
         'seed': {'puls.proxmox.pve_iso': {'node': 'pve1', 'filename': 'lp-seed.iso', 'seed': {'user_data': '#cloud-config\npackages: [jq]\n'}}},
         'record': {'puls.proxmox.pve_notes_hash': {'vmid': 9017, 'files': ['one.sh'], 'state': 'applied'}},
@@ -139,31 +163,66 @@ def test_the_demo_fleet_converges_through_site_with_only_the_documented_privileg
     lab.dns.set('web3', lab.address(3))
     key, public = ssh_key(tmp_path)
     # An OS identity under the guest's home for the bake's generalization (pve_generalize_root), and a mark.
-    (tmp_path / 'base.yml').write_text('- {name: Base, hosts: all, gather_facts: false, tasks: [{name: Mark, changed_when: true, '
-                                       'ansible.builtin.shell: \'mkdir -p "$HOME/etc/ssh" "$HOME/var/lib/dbus"; echo base >> "$HOME/marks"\'}]}\n')
+    (tmp_path / 'base.yml').write_text(
+        '- {name: Base, hosts: all, gather_facts: false, tasks: [{name: Mark, changed_when: true, '
+        'ansible.builtin.shell: \'mkdir -p "$HOME/etc/ssh" "$HOME/var/lib/dbus"; echo base >> "$HOME/marks"\'}]}\n'
+    )
     url, sums = lab.serve('lab-tools.iso', images.seed_files()['lab-tools.iso'])
-    template = dict(pve_image='ubuntu-24.04-cloud', pve_node='pve1', pve_cores=2, pve_storage='local-lvm', pve_tags=['golden'],
-                    pve_provision=['base.yml'], pve_generalize_root='~alice', pve_template_wait_delay=1)
+    template = {
+        'pve_image': 'ubuntu-24.04-cloud',
+        'pve_node': 'pve1',
+        'pve_cores': 2,
+        'pve_storage': 'local-lvm',
+        'pve_tags': ['golden'],
+        'pve_provision': ['base.yml'],
+        'pve_generalize_root': '~alice',
+        'pve_template_wait_delay': 1,
+    }
     # The clones inherit the template's record of base.yml: only web.yml runs on them.
-    (tmp_path / 'web.yml').write_text('- {name: Web, hosts: all, gather_facts: false, tasks: [{name: Mark, changed_when: true, '
-                                      'ansible.builtin.shell: echo web >> "$HOME/marks"}]}\n')
-    vm = dict(pve_image='golden-web', pve_storage='local-lvm', pve_disk_size='10G', pve_memory=1024, pve_tags=['demo'],
-              pve_provision=['base.yml', 'web.yml'])
-    inventory = {'all': {
-        'vars': dict(pve_ssh_user='alice', pve_ssh_keys=[public], pve_ssh_private_key_file=str(key), pve_guest_python=sys.executable,
-                     pve_provision_dir=str(tmp_path), pve_nodes=lab.nodes,
-                     pve_isos=[dict(filename='lab-tools.iso', storage='local', node='pve1', url=url, checksum='sha256:' + sums['sha256'])]),
-        'children': {'pve_templates': {'hosts': {'golden-web': template}}, 'pve_vms': {'hosts': {
-            'web1': dict(vm, pve_ip=lab.address(1) + '/24', pve_gateway=lab.gateway),
-            # As in the demo, a VM with its own user-data runs only what the template's record covers: no SSH.
-            'web3': dict(vm, pve_provision=['base.yml'], pve_user_data='#cloud-config\nhostname: web3\n'),
-        }}}}}
+    (tmp_path / 'web.yml').write_text(
+        '- {name: Web, hosts: all, gather_facts: false, tasks: [{name: Mark, changed_when: true, ansible.builtin.shell: echo web >> "$HOME/marks"}]}\n'
+    )
+    vm = {
+        'pve_image': 'golden-web',
+        'pve_storage': 'local-lvm',
+        'pve_disk_size': '10G',
+        'pve_memory': 1024,
+        'pve_tags': ['demo'],
+        'pve_provision': ['base.yml', 'web.yml'],
+    }
+    inventory = {
+        'all': {
+            'vars': {
+                'pve_ssh_user': 'alice',
+                'pve_ssh_keys': [public],
+                'pve_ssh_private_key_file': str(key),
+                'pve_guest_python': sys.executable,
+                'pve_provision_dir': str(tmp_path),
+                'pve_nodes': lab.nodes,
+                'pve_isos': [{'filename': 'lab-tools.iso', 'storage': 'local', 'node': 'pve1', 'url': url, 'checksum': 'sha256:' + sums['sha256']}],
+            },
+            'children': {
+                'pve_templates': {'hosts': {'golden-web': template}},
+                'pve_vms': {
+                    'hosts': {
+                        'web1': dict(vm, pve_ip=lab.address(1) + '/24', pve_gateway=lab.gateway),
+                        # As in the demo, a VM with its own user-data runs only what the template's record covers: no SSH.
+                        'web3': dict(vm, pve_provision=['base.yml'], pve_user_data='#cloud-config\nhostname: web3\n'),
+                    }
+                },
+            },
+        }
+    }
     env = token_env(lab, tmp_path, documented_grants())
     site = '- import_playbook: puls.proxmox.site\n'
     applied = run_playbook(tmp_path, site, env, inventory=inventory, name='apply')
     assert applied.rc == 0, applied.stdout + applied.stderr
-    assert applied.plans == {'lab-tools.iso': ['create'], 'golden-web': ['build', 'provision base.yml'],
-                             'web1': ['create', 'provision web.yml'], 'web3': ['create']}, applied.stdout
+    assert applied.plans == {
+        'lab-tools.iso': ['create'],
+        'golden-web': ['build', 'provision base.yml'],
+        'web1': ['create', 'provision web.yml'],
+        'web3': ['create'],
+    }, applied.stdout
     names = lab.call(lambda: {vm.config.get('name'): dict(vm.config) for vm in lab.pve.vms})
     assert names['golden-web']['template'] == 1 and {'web1', 'web3'} <= set(names) and 'golden-web-build' not in names
     writes = len(lab.writes())

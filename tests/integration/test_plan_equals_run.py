@@ -18,9 +18,9 @@ import textwrap
 import fleetgen
 import lab_vms
 import pytest
-from playbooks import REPO, run_playbook
-
 from lab import images
+
+from playbooks import REPO, run_playbook
 
 SITE = '- import_playbook: puls.proxmox.site\n'
 
@@ -31,7 +31,9 @@ def write(path, text):
 
 
 def mark_playbook(tmp_path, name):
-    write(tmp_path / name, f'''\
+    write(
+        tmp_path / name,
+        f'''\
         - name: Mark the machine
           hosts: all
           gather_facts: false
@@ -41,15 +43,24 @@ def mark_playbook(tmp_path, name):
                 mkdir -p "$HOME/etc/ssh"
                 echo "{name} on {{{{ inventory_hostname }}}}" >> "$HOME/marks"
               changed_when: true
-        ''')
+        ''',
+    )
 
 
 def fleet(lab, tmp_path, templates, vms, **cluster):
-    key, public = (tmp_path / 'id_ed25519', (tmp_path / 'id_ed25519.pub').read_text().strip()) \
-        if (tmp_path / 'id_ed25519').exists() else lab_vms.ssh_key(tmp_path)
-    common = dict(pve_ssh_user='alice', pve_ssh_keys=[public], pve_ssh_private_key_file=str(key),
-                  pve_guest_python=sys.executable, pve_provision_dir=str(tmp_path), pve_nodes=lab.nodes,
-                  pve_generalize_root='~alice', pve_template_wait_delay=1)
+    key, public = (
+        (tmp_path / 'id_ed25519', (tmp_path / 'id_ed25519.pub').read_text().strip()) if (tmp_path / 'id_ed25519').exists() else lab_vms.ssh_key(tmp_path)
+    )
+    common = {
+        'pve_ssh_user': 'alice',
+        'pve_ssh_keys': [public],
+        'pve_ssh_private_key_file': str(key),
+        'pve_guest_python': sys.executable,
+        'pve_provision_dir': str(tmp_path),
+        'pve_nodes': lab.nodes,
+        'pve_generalize_root': '~alice',
+        'pve_template_wait_delay': 1,
+    }
     common.update(cluster)
     return {'all': {'vars': common, 'children': {'pve_templates': {'hosts': templates}, 'pve_vms': {'hosts': vms}}}}
 
@@ -66,8 +77,11 @@ def site(lab, tmp_path, inventory, name, check=False, **env):
 
 def why(*runs):
     """What went wrong in runs, short: each failed task's message, and the end of the output (with the plan summary)."""
-    return '\n'.join('{0} {1}: {2}'.format(record['host'], record['task'], record['result'].get('msg'))
-                     for run in runs for record in run.failed) + '\n' + '\n'.join(run.stdout[-1500:] for run in runs)
+    return (
+        '\n'.join('{0} {1}: {2}'.format(record['host'], record['task'], record['result'].get('msg')) for run in runs for record in run.failed)
+        + '\n'
+        + '\n'.join(run.stdout[-1500:] for run in runs)
+    )
 
 
 def machines(plan):
@@ -96,28 +110,34 @@ def plan_then_run(lab, tmp_path, inventory):
 def test_a_vm_cloned_from_a_template_built_in_the_same_run_and_provisioned_is_planned_as_it_is_run(lab, tmp_path):
     mark_playbook(tmp_path, 'base.yml')
     mark_playbook(tmp_path, 'app.yml')
-    inventory = fleet(lab, tmp_path, {'golden': dict(pve_image='ubuntu-24.04-cloud', pve_provision=['base.yml'])},
-                      {'web1': dict(pve_image='golden', pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway,
-                                    pve_provision=['app.yml'])})
+    inventory = fleet(
+        lab,
+        tmp_path,
+        {'golden': {'pve_image': 'ubuntu-24.04-cloud', 'pve_provision': ['base.yml']}},
+        {'web1': {'pve_image': 'golden', 'pve_ip': f'{lab.address(1)}/24', 'pve_gateway': lab.gateway, 'pve_provision': ['app.yml']}},
+    )
     planned, _applied = plan_then_run(lab, tmp_path, inventory)
-    assert machines(planned.plan) == {('template', 'golden'): ['build', 'provision base.yml'],
-                                      ('vm', 'web1'): ['create', 'provision app.yml']}
+    assert machines(planned.plan) == {('template', 'golden'): ['build', 'provision base.yml'], ('vm', 'web1'): ['create', 'provision app.yml']}
 
 
 def test_a_vm_and_a_template_imported_from_a_cloud_image_the_same_run_downloads_are_planned_as_they_are_run(lab, tmp_path):
     url, sums = lab.serve('noble.qcow2', images.qcow2(3584 << 20))
     volume = 'local:import/noble.qcow2'
     mark_playbook(tmp_path, 'base.yml')
-    golden = dict(pve_image=volume, pve_storage='local-lvm', pve_provision=['base.yml'], pve_ip=f'{lab.address(1)}/24',
-                  pve_gateway=lab.gateway)
-    inventory = fleet(lab, tmp_path, {'noble-golden': golden},
-                      {'imp1': dict(pve_image=volume, pve_storage='local-lvm', pve_ip=f'{lab.address(2)}/24',
-                                    pve_gateway=lab.gateway)},
-                      pve_isos=[dict(filename='noble.qcow2', content='import', node='pve1', url=url,
-                                     checksum='sha256:' + sums['sha256'])])
+    golden = {'pve_image': volume, 'pve_storage': 'local-lvm', 'pve_provision': ['base.yml'], 'pve_ip': f'{lab.address(1)}/24', 'pve_gateway': lab.gateway}
+    inventory = fleet(
+        lab,
+        tmp_path,
+        {'noble-golden': golden},
+        {'imp1': {'pve_image': volume, 'pve_storage': 'local-lvm', 'pve_ip': f'{lab.address(2)}/24', 'pve_gateway': lab.gateway}},
+        pve_isos=[{'filename': 'noble.qcow2', 'content': 'import', 'node': 'pve1', 'url': url, 'checksum': 'sha256:' + sums['sha256']}],
+    )
     planned, applied = plan_then_run(lab, tmp_path, inventory)
-    assert machines(planned.plan) == {('iso', 'noble.qcow2'): ['create'], ('template', 'noble-golden'): ['build', 'provision base.yml'],
-                                      ('vm', 'imp1'): ['create']}
+    assert machines(planned.plan) == {
+        ('iso', 'noble.qcow2'): ['create'],
+        ('template', 'noble-golden'): ['build', 'provision base.yml'],
+        ('vm', 'imp1'): ['create'],
+    }
     # The plan names the volume the VM is imported from, as the real run then does.
     created = planned.one('puls.proxmox.reconcile : Create the VM', 'imp1')
     assert created['diff'] == applied.one('puls.proxmox.reconcile : Create the VM', 'imp1')['diff']
@@ -149,8 +169,8 @@ def test_the_plan_examples_of_the_docs_are_what_the_documented_fleet_prints(lab,
     for name in ('base.yml', 'web.yml', 'app.yml'):
         mark_playbook(tmp_path, name)
     # The fleet of docs/index.md's "A minimal inventory", at lab addresses.
-    golden = dict(pve_image='9017', pve_provision=['base.yml', 'web.yml'])
-    web1 = dict(pve_image='golden-web', pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway, pve_cores=2, pve_memory=4096)
+    golden = {'pve_image': '9017', 'pve_provision': ['base.yml', 'web.yml']}
+    web1 = {'pve_image': 'golden-web', 'pve_ip': f'{lab.address(1)}/24', 'pve_gateway': lab.gateway, 'pve_cores': 2, 'pve_memory': 4096}
     inventory = fleet(lab, tmp_path, {'golden-web': golden}, {'web1': web1})
     first = site(lab, tmp_path, inventory, 'minimal-plan', check=True)
     assert first.rc == 0, why(first)
@@ -163,11 +183,22 @@ def test_the_plan_examples_of_the_docs_are_what_the_documented_fleet_prints(lab,
     lab_vms.clone(api, 150, 'web-old', tags='puls-managed')
     write(tmp_path / 'web.yml', (tmp_path / 'web.yml').read_text().replace('Leave a mark', 'Leave the new mark'))
     url, sums = lab.serve('lab-tools.iso', images.iso('TOOLS', {'tools.txt': b'tools\n'}))
-    inventory = fleet(lab, tmp_path, {'golden-web': golden},
-                      {'web1': dict(web1, pve_cores=4),
-                       'web2': dict(pve_image='golden-web', pve_ip=f'{lab.address(2)}/24', pve_gateway=lab.gateway,
-                                    pve_provision=['app.yml'], pve_replace='web-old')},
-                      pve_isos=[dict(filename='lab-tools.iso', node='pve1', url=url, checksum='sha256:' + sums['sha256'])])
+    inventory = fleet(
+        lab,
+        tmp_path,
+        {'golden-web': golden},
+        {
+            'web1': dict(web1, pve_cores=4),
+            'web2': {
+                'pve_image': 'golden-web',
+                'pve_ip': f'{lab.address(2)}/24',
+                'pve_gateway': lab.gateway,
+                'pve_provision': ['app.yml'],
+                'pve_replace': 'web-old',
+            },
+        },
+        pve_isos=[{'filename': 'lab-tools.iso', 'node': 'pve1', 'url': url, 'checksum': 'sha256:' + sums['sha256']}],
+    )
     planned, applied = plan_then_run(lab, tmp_path, inventory)
     for source, lines in documented['changed']:
         assert printed_plan(planned) == lines, source
@@ -189,7 +220,7 @@ def seeds():
 def packs(chosen):
     cases = [fleetgen.generate(seed) for seed in chosen]
     shared = [case for case in cases if not case.prune]
-    return [shared[index:index + PACK] for index in range(0, len(shared), PACK)] + [[case] for case in cases if case.prune]
+    return [shared[index : index + PACK] for index in range(0, len(shared), PACK)] + [[case] for case in cases if case.prune]
 
 
 def test_the_fixed_seeds_cover_every_dimension_of_the_generator():
@@ -211,7 +242,8 @@ class Pack:
 
     def replay(self):
         return 'replay with: make plan-fuzz SEEDS="{0}"\n{1}'.format(
-            ' '.join(str(case.seed) for case in self.cases), '\n'.join(case.describe() for case in self.cases))
+            ' '.join(str(case.seed) for case in self.cases), '\n'.join(case.describe() for case in self.cases)
+        )
 
     def prepare(self):
         """Before any run: import volumes, served cloud images, a guest made by hand."""
@@ -221,6 +253,7 @@ class Pack:
             for name in volumes:
                 self.lab.pve.store_file('local', name, 4 << 20, content='import')
                 self.lab.pve.volume_data['local:import/' + name] = images.qcow2(3584 << 20)
+
         self.lab.call(store)
         for case in self.cases:
             self.urls[case.seed] = self.lab.serve(case.image_file, images.qcow2(3584 << 20))
@@ -232,22 +265,30 @@ class Pack:
 
     def iso(self, case):
         url, sums = self.urls[case.seed]
-        return dict(filename=case.image_file, content='import', node='pve1', url=url, checksum='sha256:' + sums['sha256'])
+        return {'filename': case.image_file, 'content': 'import', 'node': 'pve1', 'url': url, 'checksum': 'sha256:' + sums['sha256']}
 
     def template(self, case):
-        declared = dict(pve_provision=[f'{case.prefix}-base.yml'])
+        declared = {'pve_provision': [f'{case.prefix}-base.yml']}
         if case.template_from_image:
             # An imported build VM has no guest agent to report a DHCP address.
-            declared.update(pve_image='local:import/' + case.image_file, pve_storage='local-lvm',
-                            pve_ip=f'{self.lab.address(next(self.addresses))}/24', pve_gateway=self.lab.gateway)
+            declared.update(
+                pve_image='local:import/' + case.image_file,
+                pve_storage='local-lvm',
+                pve_ip=f'{self.lab.address(next(self.addresses))}/24',
+                pve_gateway=self.lab.gateway,
+            )
         else:
             declared.update(pve_image=fleetgen.BASE_TEMPLATE)
         return declared
 
     def vm(self, case, vm):
-        image = {'existing-template': fleetgen.BASE_TEMPLATE, 'declared-template': case.template_name,
-                 'downloaded-image': 'local:import/' + case.image_file, 'import-volume': 'local:import/' + case.volume_file}
-        declared = dict(pve_image=image[vm.source], pve_cores=vm.cores)
+        image = {
+            'existing-template': fleetgen.BASE_TEMPLATE,
+            'declared-template': case.template_name,
+            'downloaded-image': 'local:import/' + case.image_file,
+            'import-volume': 'local:import/' + case.volume_file,
+        }
+        declared = {'pve_image': image[vm.source], 'pve_cores': vm.cores}
         if vm.source in ('downloaded-image', 'import-volume'):
             declared['pve_storage'] = 'local-lvm'
         if vm.address == 'static':
@@ -277,7 +318,7 @@ class Pack:
         templates, vms, isos = {}, {}, []
         # Guests the collection made and nothing declares later: a protected one (kept, also by prune) and, for a
         # prune case, one that prune takes.
-        stopped = dict(pve_image=fleetgen.BASE_TEMPLATE, pve_power='stopped', pve_ip='dhcp')
+        stopped = {'pve_image': fleetgen.BASE_TEMPLATE, 'pve_power': 'stopped', 'pve_ip': 'dhcp'}
         setup_templates, setup_vms, setup_isos = {}, {'p-kept': dict(stopped, pve_protected=True)}, []
         if self.prune:
             setup_vms['p-stray'] = dict(stopped)
@@ -298,14 +339,12 @@ class Pack:
                 setup_isos.append(self.iso(case))
             if case.start == 'empty':
                 continue
-            present = [vm for vm in case.vms if not vm.absent and not vm.replace
-                       and not (vm.source == 'declared-template' and not built)]
+            present = [vm for vm in case.vms if not vm.absent and not vm.replace and not (vm.source == 'declared-template' and not built)]
             for vm in present[:1] if case.start == 'partly-converged' else present:
                 setup_vms[vm.name] = declared[vm.name]
-            if not (built and case.template_from_image) and any(vm.name in setup_vms and vm.source == 'downloaded-image'
-                                                                for vm in case.vms):
+            if not (built and case.template_from_image) and any(vm.name in setup_vms and vm.source == 'downloaded-image' for vm in case.vms):
                 setup_isos.append(self.iso(case))
-        common = dict(pve_prune=True) if self.prune else {}
+        common = {'pve_prune': True} if self.prune else {}
         setup = fleet(self.lab, self.tmp_path, setup_templates, setup_vms, pve_isos=setup_isos)
         return setup, fleet(self.lab, self.tmp_path, templates, vms, pve_isos=isos, **common)
 

@@ -9,17 +9,36 @@ Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integra
 from __future__ import annotations
 
 import requests
-from playbooks import run_playbook
 from test_least_privilege import SECRET, TOKEN, USER, play, token_env
 
-PULS_VM = ['VM.Allocate', 'VM.Audit', 'VM.Clone', 'VM.Config.CDROM', 'VM.Config.CPU', 'VM.Config.Cloudinit', 'VM.Config.Disk',
-           'VM.Config.HWType', 'VM.Config.Memory', 'VM.Config.Network', 'VM.Config.Options', 'VM.PowerMgmt']
+from playbooks import run_playbook
+
+PULS_VM = [
+    'VM.Allocate',
+    'VM.Audit',
+    'VM.Clone',
+    'VM.Config.CDROM',
+    'VM.Config.CPU',
+    'VM.Config.Cloudinit',
+    'VM.Config.Disk',
+    'VM.Config.HWType',
+    'VM.Config.Memory',
+    'VM.Config.Network',
+    'VM.Config.Options',
+    'VM.PowerMgmt',
+]
 DISKS = ['Datastore.AllocateSpace', 'Datastore.Audit']
 
 
 def as_root(lab, method, path, **params):
-    response = requests.request(method, f'{lab.url}/api2/json{path}', data=params, verify=lab.cafile, timeout=30,
-                                headers={'Authorization': f'PVEAPIToken={lab.token_id}={lab.token_secret}'})
+    response = requests.request(
+        method,
+        f'{lab.url}/api2/json{path}',
+        data=params,
+        verify=lab.cafile,
+        timeout=30,
+        headers={'Authorization': f'PVEAPIToken={lab.token_id}={lab.token_secret}'},
+    )
     assert response.status_code == 200, response.text
 
 
@@ -29,8 +48,7 @@ def pool_with_the_template(lab, pool='web'):
 
 
 def vm_task(name, lab, **options):
-    declared = {'name': 'pool-web1', 'image': '9017', 'node': 'pve1', 'state': 'started', 'ip': lab.address(1) + '/24',
-                'gateway': lab.gateway}
+    declared = {'name': 'pool-web1', 'image': '9017', 'node': 'pve1', 'state': 'started', 'ip': lab.address(1) + '/24', 'gateway': lab.gateway}
     return {'name': name, 'puls.proxmox.pve_vm': dict(declared, **options)}
 
 
@@ -62,8 +80,7 @@ def test_without_the_pool_a_token_granted_only_on_a_pool_is_refused_up_front_nam
 
 def test_a_nic_on_a_vnet_is_checked_in_the_vnets_zone_up_front(lab, tmp_path):
     lab.call(lambda: lab.pve.add_vnet('webnet', 'dmz'))
-    grants = {'/vms': PULS_VM, '/storage/local-lvm': DISKS, '/sdn/zones/localnetwork': ['SDN.Use'],
-              '/sdn/zones/dmz': ['SDN.Audit']}
+    grants = {'/vms': PULS_VM, '/storage/local-lvm': DISKS, '/sdn/zones/localnetwork': ['SDN.Use'], '/sdn/zones/dmz': ['SDN.Audit']}
     env = token_env(lab, tmp_path, grants)
     writes = len(lab.writes())
     run = run_playbook(tmp_path, play(vm_task('vnet', lab, vmid=120, bridge='webnet')), env)
@@ -76,7 +93,11 @@ def test_a_nic_on_a_vnet_is_checked_in_the_vnets_zone_up_front(lab, tmp_path):
     # SDN.Use in the VNet's zone is enough; SDN.Audit there only let the collection see the VNet's zone.
     granted = dict(grants, **{'/sdn/zones/dmz': ['SDN.Audit', 'SDN.Use']})
     lab.call(lambda: lab.pve.add_api_token(USER, 'zoned', 'zoned-secret', granted))
-    run = run_playbook(tmp_path, play(vm_task('vnet', lab, vmid=120, bridge='webnet')),
-                       dict(env, PROXMOX_TOKEN_NAME='zoned', PROXMOX_TOKEN_SECRET='zoned-secret'), name='zoned')
+    run = run_playbook(
+        tmp_path,
+        play(vm_task('vnet', lab, vmid=120, bridge='webnet')),
+        dict(env, PROXMOX_TOKEN_NAME='zoned', PROXMOX_TOKEN_SECRET='zoned-secret'),
+        name='zoned',
+    )
     assert run.rc == 0, run.stdout + run.stderr
     assert 'bridge=webnet' in lab.call(lambda: lab.pve.vm(120).config['net0'])

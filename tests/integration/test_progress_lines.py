@@ -11,32 +11,41 @@ import re
 
 import pytest
 from integration.playbooks import run_playbook
-
 from lab import images
 
 TOOLS_ISO = images.seed_files()['lab-tools.iso']
-DOWNLOAD_LINE = re.compile(r'^localhost: downloading (\S+) to storage local of node pve1 as (\S+): (\d+)%, ([\d.]+[KMG]?B?/s) '
-                           r'\[(\d+)s elapsed\]$', re.MULTILINE)
-CLONE_LINE = re.compile(r'^localhost: cloning VM 9017 on pve1 as slow1: ([\d.]+)%, ([\d.]+ [KMG]iB/s) \[(\d+)s elapsed\]$',
-                        re.MULTILINE)
-STALL = re.compile(r'^localhost: downloading \S+ to storage local of node pve1 as hung\.iso: stalled: no progress for (\d+)s at '
-                   r'(\d+)% \(\d+s elapsed\); look at PVE task (UPID:pve1:[0-9A-F:]+:download:hung\.iso:[^ ]+:) \(its log: '
-                   r'`pvenode task log \3`, or the node\'s Tasks in the web UI\)$', re.MULTILINE)
+DOWNLOAD_LINE = re.compile(
+    r'^localhost: downloading (\S+) to storage local of node pve1 as (\S+): (\d+)%, ([\d.]+[KMG]?B?/s) '
+    r'\[(\d+)s elapsed\]$',
+    re.MULTILINE,
+)
+CLONE_LINE = re.compile(r'^localhost: cloning VM 9017 on pve1 as slow1: ([\d.]+)%, ([\d.]+ [KMG]iB/s) \[(\d+)s elapsed\]$', re.MULTILINE)
+STALL = re.compile(
+    r'^localhost: downloading \S+ to storage local of node pve1 as hung\.iso: stalled: no progress for (\d+)s at '
+    r'(\d+)% \(\d+s elapsed\); look at PVE task (UPID:pve1:[0-9A-F:]+:download:hung\.iso:[^ ]+:) \(its log: '
+    r'`pvenode task log \3`, or the node\'s Tasks in the web UI\)$',
+    re.MULTILINE,
+)
 
 
 def play(*tasks, **variables):
-    return [{'name': 'Long waits', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-             'vars': variables, 'tasks': list(tasks)}]
+    return [{'name': 'Long waits', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'vars': variables, 'tasks': list(tasks)}]
 
 
 @pytest.mark.lab(time_scale=1, clone_secs=30)
 def test_a_60_s_download_and_a_30_s_clone_show_progress_lines_with_percentages(lab, tmp_path):
     lab.pve.download_secs = 60
     url, _sums = lab.serve('tools.iso', TOOLS_ISO)
-    run = run_playbook(tmp_path, play(
-        {'name': 'Download', 'puls.proxmox.pve_iso': {'node': 'pve1', 'filename': 'tools.iso', 'url': url}},
-        {'name': 'Clone', 'puls.proxmox.pve_vm': {'name': 'slow1', 'vmid': 130, 'image': 9017, 'node': 'pve1'}},
-        pve_progress=True), lab.env, diff=False)
+    run = run_playbook(
+        tmp_path,
+        play(
+            {'name': 'Download', 'puls.proxmox.pve_iso': {'node': 'pve1', 'filename': 'tools.iso', 'url': url}},
+            {'name': 'Clone', 'puls.proxmox.pve_vm': {'name': 'slow1', 'vmid': 130, 'image': 9017, 'node': 'pve1'}},
+            pve_progress=True,
+        ),
+        lab.env,
+        diff=False,
+    )
     assert run.rc == 0, run.stdout + run.stderr
 
     downloads = DOWNLOAD_LINE.findall(run.stdout)
@@ -63,23 +72,25 @@ def test_a_stalled_download_is_reported_with_its_upid_as_a_warning_and_progress_
         return {'name': 'Download', 'puls.proxmox.pve_iso': {'node': 'pve1', 'filename': filename, 'url': url}}
 
     # pve_progress is auto: the output of a test's ansible-playbook is not a terminal, so no progress is shown.
-    quiet = run_playbook(tmp_path, play(download('quiet.iso'), pve_progress_interval=1, pve_progress_stall=1), lab.env,
-                         name='quiet')
+    quiet = run_playbook(tmp_path, play(download('quiet.iso'), pve_progress_interval=1, pve_progress_stall=1), lab.env, name='quiet')
     assert quiet.rc == 0, quiet.stdout + quiet.stderr
     assert quiet.one('Download')['changed'] and 'elapsed' not in quiet.stdout and not quiet.one('Download').get('warnings')
 
     lab.pve.download_hang_secs = 80
     # pve_progress is still auto, and this run's output is a terminal: progress is shown.
-    run = run_playbook(tmp_path, play(download('hung.iso'), pve_progress_interval=1, pve_progress_stall=2),
-                       lab.env, name='stalled', terminal=True)
+    run = run_playbook(tmp_path, play(download('hung.iso'), pve_progress_interval=1, pve_progress_stall=2), lab.env, name='stalled', terminal=True)
     assert run.rc == 0, run.stdout + run.stderr
     stalls = STALL.findall(run.stdout)
     assert len(stalls) == 1, run.stdout
     seconds, percent, upid = stalls[0]
     assert int(seconds) >= 2 and percent == '3'
     assert lab.call(lambda: lab.pve.tasks[upid]['status']) == 'stopped'
-    assert re.search(r'^localhost: downloading \S+ to storage local of node pve1 as hung\.iso: 3%, [\d.]+M/s, stalled for \d+s '
-                     r'\[\d+s elapsed\]$', run.stdout, re.MULTILINE), run.stdout
+    assert re.search(
+        r'^localhost: downloading \S+ to storage local of node pve1 as hung\.iso: 3%, [\d.]+M/s, stalled for \d+s '
+        r'\[\d+s elapsed\]$',
+        run.stdout,
+        re.MULTILINE,
+    ), run.stdout
     # A warning of the task's result, which callbacks count (the test's record_results callback recorded it).
     warnings = run.one('Download')['warnings']
     assert len(warnings) == 1 and STALL.match(warnings[0])

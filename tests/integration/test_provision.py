@@ -11,12 +11,18 @@ import sys
 import textwrap
 
 import lab_vms
-from playbooks import run_playbook
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes
+from playbooks import run_playbook
 
-CHAIN = [{'name': 'Provision', 'hosts': 'vms', 'gather_facts': False,
-          'tasks': [{'name': 'Run the chain', 'ansible.builtin.include_role': {'name': 'puls.proxmox.reconcile', 'tasks_from': 'provision'}}]}]
+CHAIN = [
+    {
+        'name': 'Provision',
+        'hosts': 'vms',
+        'gather_facts': False,
+        'tasks': [{'name': 'Run the chain', 'ansible.builtin.include_role': {'name': 'puls.proxmox.reconcile', 'tasks_from': 'provision'}}],
+    }
+]
 HUMAN_NOTES = 'Owner: ops [team] — ünïcödé ✓\n\n[not-a-block: x=1]\n  indented line\n[puls-provision: mentioned, not a block] in text'
 FIRST, SECOND, THIRD = 'site/first.yml', 'site/second.sh', 'site/third.pp'
 
@@ -28,25 +34,35 @@ def write(path, text):
 
 def write_project(root, home):
     """Three provision files under root/site: a playbook with a role, a script, a Puppet manifest."""
-    write(root / FIRST, '''\
+    write(
+        root / FIRST,
+        '''\
         - name: First provision file
           hosts: all
           gather_facts: false
           roles:
             - marker
-        ''')
-    write(root / 'site/roles/marker/tasks/main.yml', '''\
+        ''',
+    )
+    write(
+        root / 'site/roles/marker/tasks/main.yml',
+        '''\
         - name: Leave the first mark
           ansible.builtin.shell: echo "first {{ marker_word }}{{ app_color | default('') }}{{ extra_mark | default('') }}" >> "$HOME/marks"
           changed_when: true
-        ''')
+        ''',
+    )
     write(root / 'site/roles/marker/defaults/main.yml', 'marker_word: v1\n')
     write(root / SECOND, 'echo "second v1" >> "$HOME/marks"\n')
-    write(root / THIRD, '''\
+    write(
+        root / THIRD,
+        '''\
         exec { 'third mark':
           command => "/bin/sh -c 'echo third >> %s/marks'",
         }
-        ''' % home)
+        '''
+        % home,
+    )
 
 
 def inventory(hosts, **common):
@@ -54,14 +70,21 @@ def inventory(hosts, **common):
 
 
 def host(vmid, address, files, key, **more):
-    return dict(pve_vmid=vmid, pve_address=address, pve_provision=files, pve_ssh_user='alice',
-                pve_ssh_private_key_file=str(key), pve_guest_python=sys.executable, **more)
+    return dict(
+        pve_vmid=vmid,
+        pve_address=address,
+        pve_provision=files,
+        pve_ssh_user='alice',
+        pve_ssh_private_key_file=str(key),
+        pve_guest_python=sys.executable,
+        **more,
+    )
 
 
 def role_result(run, task, host):
     """The one result (not skipped) of the role's task with this name on host (they are named 'ROLE : NAME')."""
     found = [r for r in run.results if r['task'].endswith(' : ' + task) and r['host'] == host and r['status'] != 'skipped']
-    assert len(found) == 1, 'expected one result of {0!r} on {1}, got {2}:\n{3}'.format(task, host, len(found), run.stdout)
+    assert len(found) == 1, f'expected one result of {task!r} on {host}, got {len(found)}:\n{run.stdout}'
     return found[0]
 
 
@@ -78,7 +101,7 @@ def human(api, vmid):
     """The Notes without the provision block's line: what must stay byte for byte."""
     text = lab_vms.notes(api, vmid)
     span = _notes.parse(text).span
-    return text if span is None else (text[:span[0]] + text[span[1]:]).rstrip()
+    return text if span is None else (text[: span[0]] + text[span[1] :]).rstrip()
 
 
 def test_the_chain_runs_what_changed_and_nothing_else(lab, tmp_path):
@@ -133,11 +156,13 @@ def test_a_failing_file_stops_the_chain_and_the_fix_reruns_from_it(lab, tmp_path
     key, public = lab_vms.ssh_key(tmp_path)
     guest = lab_vms.boot(lab, api, 131, 'app1', lab.address(2), public, description=HUMAN_NOTES)
     write_project(tmp_path, guest.home)
-    (tmp_path / SECOND).write_text('echo "second broke" >> "$HOME/marks"\nfor i in $(seq 1 60); do echo "line $i"; done\n'
-                                   'echo "disk full" >&2\nexit 3\n')
+    (tmp_path / SECOND).write_text('echo "second broke" >> "$HOME/marks"\nfor i in $(seq 1 60); do echo "line $i"; done\necho "disk full" >&2\nexit 3\n')
     # The playbook sees the machine's own inventory variables, and the extra variables.
-    play = dict(inventory=inventory({'app1': host(131, lab.address(2), [FIRST, SECOND, THIRD], key, app_color=' blue',
-                                                  pve_provision_extra_vars={'extra_mark': ' +extra'})}))
+    play = {
+        'inventory': inventory(
+            {'app1': host(131, lab.address(2), [FIRST, SECOND, THIRD], key, app_color=' blue', pve_provision_extra_vars={'extra_mark': ' +extra'})}
+        )
+    }
 
     failed = run_playbook(tmp_path, CHAIN, lab.env, name='broken', **play)
     assert failed.rc != 0
@@ -160,16 +185,17 @@ def test_cloud_init_errors_warn_or_fail_and_a_closed_ssh_port_times_out_naming_t
     api = lab_vms.client(lab)
     key, public = lab_vms.ssh_key(tmp_path)
     write(tmp_path / 'mark.sh', 'echo marked >> "$HOME/marks"\n')
-    slow, strict = (lab_vms.boot(lab, api, vmid, name, lab.address(n), public, start=False)
-                    for vmid, name, n in ((140, 'slow1', 3), (141, 'strict1', 4)))
+    slow, strict = (lab_vms.boot(lab, api, vmid, name, lab.address(n), public, start=False) for vmid, name, n in ((140, 'slow1', 3), (141, 'strict1', 4)))
     for guest in (slow, strict):
         guest.cloud_init_error = True
     slow.cloud_init_delay = 1.5
     slow, strict = lab_vms.start_vm(lab, api, 140), lab_vms.start_vm(lab, api, 141)
     lab_vms.clone(api, 142, 'down1')
-    hosts = {'slow1': host(140, lab.address(3), ['mark.sh'], key),
-             'strict1': host(141, lab.address(4), ['mark.sh'], key, pve_cloud_init_error='fail'),
-             'down1': host(142, lab.address(5), ['mark.sh'], key, pve_ssh_timeout=2)}
+    hosts = {
+        'slow1': host(140, lab.address(3), ['mark.sh'], key),
+        'strict1': host(141, lab.address(4), ['mark.sh'], key, pve_cloud_init_error='fail'),
+        'down1': host(142, lab.address(5), ['mark.sh'], key, pve_ssh_timeout=2),
+    }
 
     run = run_playbook(tmp_path, CHAIN, lab.env, inventory=inventory(hosts), name='cloud-init')
     assert run.rc != 0
@@ -199,11 +225,13 @@ def test_bad_input_fails_before_any_write_or_connection(lab, tmp_path):
     write(tmp_path / 'notes.txt', 'not a provision file\n')
     write(tmp_path / 'a,b.yml', '- hosts: all\n  tasks: []\n')
     lab_vms.clone(api, 150, 'long1', description='x' * 8180)
-    hosts = {'comma': dict(pve_vmid=150, pve_provision=['a,b.yml']),
-             'missing': dict(pve_vmid=150, pve_provision=['ok.yml', 'gone.yml']),
-             'kind': dict(pve_vmid=150, pve_provision=['notes.txt']),
-             'twice': dict(pve_vmid=150, pve_provision=['ok.yml', 'ok.yml']),
-             'long1': dict(pve_vmid=150, pve_provision=['ok.yml'])}
+    hosts = {
+        'comma': {'pve_vmid': 150, 'pve_provision': ['a,b.yml']},
+        'missing': {'pve_vmid': 150, 'pve_provision': ['ok.yml', 'gone.yml']},
+        'kind': {'pve_vmid': 150, 'pve_provision': ['notes.txt']},
+        'twice': {'pve_vmid': 150, 'pve_provision': ['ok.yml', 'ok.yml']},
+        'long1': {'pve_vmid': 150, 'pve_provision': ['ok.yml']},
+    }
     setup_writes = lab.writes()
 
     run = run_playbook(tmp_path, CHAIN, lab.env, inventory=inventory(hosts, pve_address=lab.address(6)), name='bad')
@@ -259,7 +287,9 @@ def test_the_inner_run_gets_verbosity_diff_and_check_mode_and_pve_provision_chec
     guest = lab_vms.boot(lab, api, 160, 'inner1', lab.address(6), public)
     write_project(tmp_path, guest.home)
     # The inner playbook says what it was run with, then leaves its mark (a change check mode does not make).
-    write(tmp_path / FIRST, '''\
+    write(
+        tmp_path / FIRST,
+        '''\
         - name: First provision file
           hosts: all
           gather_facts: false
@@ -269,18 +299,21 @@ def test_the_inner_run_gets_verbosity_diff_and_check_mode_and_pve_provision_chec
                 msg: "inner check={{ ansible_check_mode }} diff={{ ansible_diff_mode }} verbosity={{ ansible_verbosity }}"
           roles:
             - marker
-        ''')
+        ''',
+    )
     hosts = {'inner1': host(160, lab.address(6), [FIRST, SECOND, THIRD], key, pve_provision_check=True)}
 
     checked = run_playbook(tmp_path, CHAIN, lab.env, inventory=inventory(hosts), check=True, name='checked', extra_args=('-v',))
     assert checked.rc == 0, checked.stdout + checked.stderr
     report = role_result(checked, 'Report the provision files that would run', 'inner1')['result']['msg']
-    assert report.endswith('pve_provision_check is true, so they run now in check mode (playbooks with --check, '
-                           'Puppet manifests with --noop, scripts not at all)')
+    assert report.endswith(
+        'pve_provision_check is true, so they run now in check mode (playbooks with --check, Puppet manifests with --noop, scripts not at all)'
+    )
     inner = role_result(checked, 'Run ansible-playbook against the machine', 'inner1')['result']
     assert inner['rc'] == 0 and '"msg": "inner check=True diff=True verbosity=1"' in inner['stdout']
     assert role_result(checked, 'Report the script a check run does not run', 'inner1')['result']['msg'] == (
-        f'{SECOND} is a script, which has no check mode: not run in this check run')
+        f'{SECOND} is a script, which has no check mode: not run in this check run'
+    )
     puppet = role_result(checked, 'Run puppet apply', 'inner1')['result']
     assert '--noop' in puppet['cmd'] and puppet['rc'] in (0, 2)
     # Nothing ran for real, and nothing is recorded: all three stay pending.

@@ -10,6 +10,7 @@ import sys
 import lab_vms
 import pytest
 import yaml
+
 from playbooks import run_playbook
 
 
@@ -20,17 +21,24 @@ def test_a_relative_provision_file_resolves_next_to_the_inventory_under_puls_pro
     inventory = tmp_path / 'inventories' / 'staging'
     inventory.mkdir(parents=True)
     (inventory / 'mark.sh').write_text('echo "marked next to the inventory" >> "$HOME/marks"\n')
-    (inventory / 'hosts.yml').write_text(yaml.safe_dump({'all': {
-        'vars': {'pve_ssh_user': 'alice', 'pve_ssh_keys': [public], 'pve_ssh_private_key_file': str(key),
-                 'pve_guest_python': sys.executable},
-        'children': {'pve_vms': {'hosts': {'web1': {
-            'pve_image': '9017', 'pve_ip': '{0}/24'.format(lab.address(1)), 'pve_gateway': lab.gateway,
-            'pve_provision': ['mark.sh']}}}}}}))
+    (inventory / 'hosts.yml').write_text(
+        yaml.safe_dump(
+            {
+                'all': {
+                    'vars': {'pve_ssh_user': 'alice', 'pve_ssh_keys': [public], 'pve_ssh_private_key_file': str(key), 'pve_guest_python': sys.executable},
+                    'children': {
+                        'pve_vms': {
+                            'hosts': {'web1': {'pve_image': '9017', 'pve_ip': f'{lab.address(1)}/24', 'pve_gateway': lab.gateway, 'pve_provision': ['mark.sh']}}
+                        }
+                    },
+                }
+            }
+        )
+    )
     # run_playbook's own inventory.yml stays empty: the inventory directory above is the only source.
     (tmp_path / 'inventory.yml').write_text('all: {}\n')
 
-    run = run_playbook(tmp_path, '- import_playbook: puls.proxmox.site\n', lab.env, name='site',
-                       extra_args=('-i', str(inventory)))
+    run = run_playbook(tmp_path, '- import_playbook: puls.proxmox.site\n', lab.env, name='site', extra_args=('-i', str(inventory)))
     assert run.rc == 0, run.stdout + run.stderr
     assert run.plans == {'web1': ['create', 'provision mark.sh']}
     (web1,) = [entry for entry in lab_vms.client(lab).cluster_vms() if entry['name'] == 'web1']

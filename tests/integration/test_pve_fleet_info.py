@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import lab_vms
 import yaml
-from playbooks import four_runs, run_playbook
 
 from ansible_collections.puls.proxmox.plugins.modules import pve_fleet_info
 from ansible_collections.puls.proxmox.plugins.plugin_utils._provision_files import hash_provision_files
+from playbooks import four_runs, run_playbook
 
 SECRET = 'Fleet-Secret-7qX!'
 
@@ -18,14 +18,12 @@ SECRET = 'Fleet-Secret-7qX!'
 def test_examples_run_in_the_four_runs_and_write_nothing(lab, tmp_path):
     (tmp_path / 'playbooks').mkdir()
     (tmp_path / 'playbooks' / 'web.yml').write_text('- {hosts: all, gather_facts: false, tasks: []}\n')
-    play = [{'name': 'Examples', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-             'tasks': yaml.safe_load(pve_fleet_info.EXAMPLES)}]
+    play = [{'name': 'Examples', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'tasks': yaml.safe_load(pve_fleet_info.EXAMPLES)}]
     runs = four_runs(tmp_path, play, lab.env)
     for run in (runs.check, runs.real):
         fleet = run.one('Which web servers need no work?')
         assert fleet['as_declared'] == [] and fleet['changed'] is False
-        assert {host: check['reason'] for host, check in fleet['machines'].items()} == {'web1': 'not created yet',
-                                                                                        'web2': 'not created yet'}
+        assert {host: check['reason'] for host, check in fleet['machines'].items()} == {'web1': 'not created yet', 'web2': 'not created yet'}
     assert lab.writes() == []
 
 
@@ -34,7 +32,7 @@ def test_each_kind_of_difference_is_found_and_agrees_with_pve_vm_in_check_mode(l
     _key, public = lab_vms.ssh_key(tmp_path)
     (tmp_path / 'a.yml').write_text('- {hosts: all, gather_facts: false, tasks: []}\n')
     (tmp_path / 'b.yml').write_text('- {hosts: all, gather_facts: false, tasks: []}\n')
-    common = dict(image='9017', node='pve1', cores=2, memory=1024, gateway=lab.gateway, tags=['web'])
+    common = {'image': '9017', 'node': 'pve1', 'cores': 2, 'memory': 1024, 'gateway': lab.gateway, 'tags': ['web']}
     declared = {
         'same1': dict(common, ip=f'{lab.address(1)}/24', ci_user='alice', ci_password=SECRET, ssh_keys=[public]),
         'cores2': dict(common, ip=f'{lab.address(2)}/24'),
@@ -45,15 +43,27 @@ def test_each_kind_of_difference_is_found_and_agrees_with_pve_vm_in_check_mode(l
         'unmade7': dict(common, ip=f'{lab.address(7)}/24'),
     }
     provision = {'same1': ['a.yml'], 'changed3': ['b.yml'], 'stale4': ['a.yml']}
-    setup = [{'name': 'Make the VMs as declared', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-              'vars': {'declared': declared},
-              'tasks': [
-                  {'name': 'Create', 'puls.proxmox.pve_vm': "{{ declared[item] | combine({'name': item}) }}",
-                   'loop': ['same1', 'cores2', 'changed3', 'stale4', 'new5']},
-                  {'name': 'Record',
-                   'puls.proxmox.pve_notes_hash': {'name': '{{ item.0 }}', 'files': '{{ item.1 }}', 'state': 'applied',
-                                                   'base_dir': str(tmp_path)},
-                   'loop': [['same1', ['a.yml']], ['changed3', ['b.yml']], ['stale4', ['a.yml', 'gone.yml']]]}]}]
+    setup = [
+        {
+            'name': 'Make the VMs as declared',
+            'hosts': 'localhost',
+            'connection': 'local',
+            'gather_facts': False,
+            'vars': {'declared': declared},
+            'tasks': [
+                {
+                    'name': 'Create',
+                    'puls.proxmox.pve_vm': "{{ declared[item] | combine({'name': item}) }}",
+                    'loop': ['same1', 'cores2', 'changed3', 'stale4', 'new5'],
+                },
+                {
+                    'name': 'Record',
+                    'puls.proxmox.pve_notes_hash': {'name': '{{ item.0 }}', 'files': '{{ item.1 }}', 'state': 'applied', 'base_dir': str(tmp_path)},
+                    'loop': [['same1', ['a.yml']], ['changed3', ['b.yml']], ['stale4', ['a.yml', 'gone.yml']]],
+                },
+            ],
+        }
+    ]
     (tmp_path / 'gone.yml').write_text('- {hosts: all, gather_facts: false, tasks: []}\n')
     made = run_playbook(tmp_path, setup, lab.env, name='setup')
     assert made.rc == 0, made.stdout + made.stderr
@@ -65,12 +75,25 @@ def test_each_kind_of_difference_is_found_and_agrees_with_pve_vm_in_check_mode(l
     lab_vms.clone(api, 151, 'foreign6')
     requests, writes = len(lab.requests()), len(lab.writes())
 
-    machines = [{'host': name, 'vm': dict(options, name=name),
-                 'provision': {'files': provision.get(name, []), 'base_dir': str(tmp_path)},
-                 'replace': 'old5' if name == 'new5' else None} for name, options in declared.items()]
-    check = [{'name': 'Check the fleet', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-              'vars': {'machines': machines},
-              'tasks': [{'name': 'Fleet', 'puls.proxmox.pve_fleet_info': {'machines': '{{ machines }}'}}]}]
+    machines = [
+        {
+            'host': name,
+            'vm': dict(options, name=name),
+            'provision': {'files': provision.get(name, []), 'base_dir': str(tmp_path)},
+            'replace': 'old5' if name == 'new5' else None,
+        }
+        for name, options in declared.items()
+    ]
+    check = [
+        {
+            'name': 'Check the fleet',
+            'hosts': 'localhost',
+            'connection': 'local',
+            'gather_facts': False,
+            'vars': {'machines': machines},
+            'tasks': [{'name': 'Fleet', 'puls.proxmox.pve_fleet_info': {'machines': '{{ machines }}'}}],
+        }
+    ]
     run = run_playbook(tmp_path, check, lab.env, check=True, extra_args=['-vvv'], name='fleet')
     assert run.rc == 0, run.stdout + run.stderr
     fleet = run.one('Fleet')
@@ -95,10 +118,23 @@ def test_each_kind_of_difference_is_found_and_agrees_with_pve_vm_in_check_mode(l
     assert SECRET not in run.stdout + run.stderr
 
     # pve_vm in check mode agrees: it would change the VM of every machine the pass sent on for its VM, and only those.
-    agree = [{'name': 'Ask pve_vm', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-              'vars': {'declared': declared},
-              'tasks': [{'name': 'Plan', 'puls.proxmox.pve_vm': "{{ declared[item] | combine({'name': item}) }}",
-                         'loop': ['same1', 'cores2', 'changed3', 'stale4', 'new5'], 'register': 'planned'}]}]
+    agree = [
+        {
+            'name': 'Ask pve_vm',
+            'hosts': 'localhost',
+            'connection': 'local',
+            'gather_facts': False,
+            'vars': {'declared': declared},
+            'tasks': [
+                {
+                    'name': 'Plan',
+                    'puls.proxmox.pve_vm': "{{ declared[item] | combine({'name': item}) }}",
+                    'loop': ['same1', 'cores2', 'changed3', 'stale4', 'new5'],
+                    'register': 'planned',
+                }
+            ],
+        }
+    ]
     asked_vm = run_playbook(tmp_path, agree, lab.env, check=True, name='agree')
     assert asked_vm.rc == 0, asked_vm.stdout + asked_vm.stderr
     changed = {result['item'] for result in asked_vm.one('Plan')['results'] if result['changed']}

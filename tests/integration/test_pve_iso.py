@@ -18,9 +18,9 @@ import yaml
 from integration.playbooks import four_runs, run_playbook
 from integration.polling import wait_until
 from integration.uploads import assert_pve_ordered_upload
+from lab import images
 
 from ansible_collections.puls.proxmox.plugins.modules import pve_iso
-from lab import images
 
 TOOLS_ISO = images.seed_files()['lab-tools.iso']
 TOOLS_ISO_GZ = images.seed_files()['lab-tools.iso.gz']
@@ -31,8 +31,7 @@ RECORD_LINE = re.compile(r'^\[puls-files: (.*)\]$', re.MULTILINE)
 
 
 def play(*tasks):
-    return [{'name': 'Files on Proxmox VE storage', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-             'tasks': list(tasks)}]
+    return [{'name': 'Files on Proxmox VE storage', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'tasks': list(tasks)}]
 
 
 def iso_task(name, **options):
@@ -52,8 +51,17 @@ def node_notes(lab, node):
 
 def add_shared_storage(lab, name='shared-iso'):
     def add():
-        lab.pve.storages[name] = {'type': 'nfs', 'active': 1, 'shared': 1, 'content': 'iso', 'files': set(),
-                                  'server': '127.0.0.1', 'export': '/export/iso', 'path': '/mnt/pve/' + name}
+        lab.pve.storages[name] = {
+            'type': 'nfs',
+            'active': 1,
+            'shared': 1,
+            'content': 'iso',
+            'files': set(),
+            'server': '127.0.0.1',
+            'export': '/export/iso',
+            'path': '/mnt/pve/' + name,
+        }
+
     lab.call(add)
 
 
@@ -64,9 +72,8 @@ def iso_files(data, tmp_path, name):
     info = subprocess.run(['isoinfo', '-d', '-i', str(image)], capture_output=True, text=True, check=True).stdout
     volume_id = re.search(r'^Volume id: (.*)$', info, re.MULTILINE).group(1).strip()
     out = tmp_path / (name + '.d')
-    subprocess.run(['xorriso', '-osirrox', 'on', '-indev', str(image), '-extract', '/', str(out)],
-                   capture_output=True, text=True, check=True)
-    return volume_id, dict((path.name, path.read_bytes()) for path in out.iterdir())
+    subprocess.run(['xorriso', '-osirrox', 'on', '-indev', str(image), '-extract', '/', str(out)], capture_output=True, text=True, check=True)
+    return volume_id, {path.name: path.read_bytes() for path in out.iterdir()}
 
 
 def test_downloads_uploads_and_seeds_on_one_node_and_on_two_converge_in_four_runs(lab, tmp_path):
@@ -80,8 +87,7 @@ def test_downloads_uploads_and_seeds_on_one_node_and_on_two_converge_in_four_run
     seed = {'hostname': 'web1', 'user_data': USER_DATA, 'network_config': NETWORK_CONFIG}
     plays = play(
         iso_task('url on one node', node='pve1', filename='tools.iso', url=tools_url, checksum='sha256:' + tools_sums['sha256']),
-        iso_task('url on two nodes', nodes=['pve1', 'pve2'], content='import', filename='noble.img', url=noble_url,
-                 checksum='sha512:' + noble_sums['sha512']),
+        iso_task('url on two nodes', nodes=['pve1', 'pve2'], content='import', filename='noble.img', url=noble_url, checksum='sha512:' + noble_sums['sha512']),
         iso_task('compressed url', node='pve1', filename='gz-tools.iso', url=gz_url, compression='gz', checksum='md5:' + gz_sums['md5']),
         iso_task('src on one node', node='pve1', filename='one.iso', src=str(upload_one)),
         iso_task('src on two nodes', nodes=['pve1', 'pve2'], filename='two.iso', src=str(upload_two)),
@@ -105,7 +111,7 @@ def test_downloads_uploads_and_seeds_on_one_node_and_on_two_converge_in_four_run
     for name, (volid, actions, data) in expected.items():
         result = real.one(name)
         assert (result['volid'], result['action']) == (volid, actions), name
-        assert result['diff']['after'] == dict((node, {volid: result['record']}) for node in actions), name
+        assert result['diff']['after'] == {node: {volid: result['record']} for node in actions}, name
         if data is not None:
             assert lab.volume_bytes(volid) == data, name
         for node in actions:
@@ -140,6 +146,7 @@ def test_a_changed_source_replaces_the_file_and_check_mode_only_reports_it(lab, 
             iso_task('seed', node='pve1', filename='seed.iso', seed={'user_data': user_data}),
             iso_task('hand-placed', node='pve1', filename='manual.iso', url=url),
         )
+
     first = run_playbook(tmp_path, declared('sha256:' + sums['sha256'], USER_DATA), lab.env, name='first')
     assert first.rc == 0, first.stdout
     assert first.one('hand-placed')['action'] == {'pve1': 'replace'}
@@ -174,8 +181,7 @@ def test_a_changed_source_replaces_the_file_and_check_mode_only_reports_it(lab, 
 def test_a_checksum_mismatch_fails_with_both_checksums_and_leaves_no_file(lab, tmp_path):
     url, sums = lab.serve('tools.iso', TOOLS_ISO)
     wrong = 'f' * 64
-    run = run_playbook(tmp_path, play(iso_task('mismatch', node='pve1', filename='tools.iso', url=url, checksum='sha256:' + wrong)),
-                       lab.env)
+    run = run_playbook(tmp_path, play(iso_task('mismatch', node='pve1', filename='tools.iso', url=url, checksum='sha256:' + wrong)), lab.env)
     assert run.rc != 0
     message = run.one('mismatch')['msg']
     assert sums['sha256'] in message and wrong in message and 'checksum mismatch' in message
@@ -187,8 +193,11 @@ def test_a_checksum_mismatch_fails_with_both_checksums_and_leaves_no_file(lab, t
 def test_uploads_captured_from_src_and_seed_runs_parse_with_pves_multipart_rules(lab, tmp_path):
     src = tmp_path / 'src.iso'
     src.write_bytes(images.iso('SRC', {'src.txt': b'src\n'}))
-    run = run_playbook(tmp_path, play(iso_task('src', node='pve1', filename='src.iso', src=str(src)),
-                                      iso_task('seed', node='pve1', filename='seed.iso', seed={'user_data': USER_DATA})), lab.env)
+    run = run_playbook(
+        tmp_path,
+        play(iso_task('src', node='pve1', filename='src.iso', src=str(src)), iso_task('seed', node='pve1', filename='seed.iso', seed={'user_data': USER_DATA})),
+        lab.env,
+    )
     assert run.rc == 0, run.stdout
     for volid in ('local:iso/src.iso', 'local:iso/seed.iso'):
         assert_pve_ordered_upload(lab, volid)
@@ -196,8 +205,7 @@ def test_uploads_captured_from_src_and_seed_runs_parse_with_pves_multipart_rules
 
 def test_a_plain_tar_container_template_is_downloaded_as_vztmpl(lab, tmp_path):
     url, sums = lab.serve('alpine-3.22-default_20250617_amd64.tar', b'an uncompressed container template')
-    task = iso_task('tar', node='pve1', content='vztmpl', filename='alpine-3.22-default_20250617_amd64.tar', url=url,
-                    checksum='sha256:' + sums['sha256'])
+    task = iso_task('tar', node='pve1', content='vztmpl', filename='alpine-3.22-default_20250617_amd64.tar', url=url, checksum='sha256:' + sums['sha256'])
     run = run_playbook(tmp_path, play(task), lab.env)
     assert run.rc == 0, run.stdout
     assert run.one('tar')['volid'] == 'local:vztmpl/alpine-3.22-default_20250617_amd64.tar'
@@ -218,6 +226,7 @@ def test_a_checksum_mismatch_never_deletes_a_file_another_run_stored_meanwhile(l
         def another_run():  # stores the same name while this run's download is under way
             lab.pve.store_file('local', 'tools.iso', 5, 'iso')
             lab.pve.volume_data['local:iso/tools.iso'] = b'other'
+
         lab.call(another_run)
     finally:
         worker.join()
@@ -233,14 +242,17 @@ def test_absent_deletes_on_each_node_forgets_the_record_and_keeps_the_human_note
     url, sums = lab.serve('tools.iso', TOOLS_ISO)
     human = 'Rack 4, row B.\nAsk ops before rebooting.'
     lab.call(lambda: lab.pve.node_configs.setdefault('pve1', {}).update(description=human.split('\n')))
-    present = play(iso_task('present', nodes=['pve1', 'pve2'], filename='tools.iso', url=url, checksum='sha256:' + sums['sha256']),
-                   iso_task('seed', node='pve1', filename='seed.iso', seed={'user_data': USER_DATA}))
+    present = play(
+        iso_task('present', nodes=['pve1', 'pve2'], filename='tools.iso', url=url, checksum='sha256:' + sums['sha256']),
+        iso_task('seed', node='pve1', filename='seed.iso', seed={'user_data': USER_DATA}),
+    )
     setup = run_playbook(tmp_path, present, lab.env, name='present')
     assert setup.rc == 0, setup.stdout
     assert node_notes(lab, 'pve1').startswith(human + '\n\n[puls-files: ')
 
-    absent = play(iso_task('absent', nodes=['pve1', 'pve2'], filename='tools.iso', state='absent'),
-                  iso_task('seed', node='pve1', filename='seed.iso', state='absent'))
+    absent = play(
+        iso_task('absent', nodes=['pve1', 'pve2'], filename='tools.iso', state='absent'), iso_task('seed', node='pve1', filename='seed.iso', state='absent')
+    )
     runs = four_runs(tmp_path, absent, lab.env)
     assert runs.real.one('absent')['action'] == {'pve1': 'delete', 'pve2': 'delete'}
     assert runs.real.one('absent')['diff']['after'] == {'pve1': {}, 'pve2': {}}
@@ -254,35 +266,43 @@ def test_absent_deletes_on_each_node_forgets_the_record_and_keeps_the_human_note
 def test_bad_input_fails_naming_the_option_and_writes_nothing(lab, tmp_path):
     def add_storage():
         lab.pve.storages['isos-only'] = {'type': 'dir', 'active': 1, 'content': 'iso', 'files': set(), 'path': '/srv/isos'}
+
     lab.call(add_storage)
     url, sums = lab.serve('tools.iso', TOOLS_ISO)
     sha256 = sums['sha256']
     cases = {
-        'two sources': (dict(filename='a.iso', url=url, src=str(tmp_path / 'a.iso')), 'url, src, seed: give exactly one source'),
-        'no source': (dict(filename='a.iso'), 'got none'),
-        'checksum without algorithm': (dict(filename='a.iso', url=url, checksum=sha256), 'has no algorithm: write it as ALGO:HEX'),
-        'checksum of the wrong length': (dict(filename='a.iso', url=url, checksum='sha256:' + sha256[:-1]),
-                                         'checksum: a sha256 digest has 64 hex digits, this one has 63'),
-        'unknown algorithm': (dict(filename='a.iso', url=url, checksum='sha3:' + sha256), "checksum: unknown algorithm 'sha3'"),
-        'compression on import': (dict(filename='a.qcow2', content='import', url=url, compression='gz'),
-                                  'compression: Proxmox VE decompresses ISO images only'),
-        'a path in the filename': (dict(filename='isos/a.iso', url=url), "filename: 'isos/a.iso' contains a path separator"),
-        'a wrong extension': (dict(filename='a.qcow2', url=url), "filename: 'a.qcow2' does not fit content iso"),
-        'user-data that is not YAML': (dict(filename='s.iso', seed={'user_data': '#cloud-config\npackages: [nginx\n'}),
-                                       'seed.user_data: is not valid YAML'),
-        'user-data of no known kind': (dict(filename='s.iso', seed={'user_data': 'packages: [nginx]\n'}),
-                                       'seed.user_data: must start with one of'),
-        'a storage that does not exist': (dict(filename='a.iso', url=url, storage='nosuch'), "storage: 'nosuch' does not exist"),
-        'a storage that cannot hold files': (dict(filename='a.iso', url=url, storage='local-lvm'),
-                                             'storage: local-lvm is a lvmthin storage, which cannot hold iso files'),
-        'a storage without the content type': (dict(filename='a.qcow2', content='import', url=url, storage='isos-only'),
-                                               'storage: isos-only is not configured for content import (it holds iso); '
-                                               'enable it with: pvesm set isos-only --content iso,import'),
-        'an unknown node': (dict(filename='a.iso', url=url, nodes=['pve1', 'pve9']), "nodes: 'pve9' is not a node of this cluster"),
-        'a src that does not exist': (dict(filename='a.iso', src=str(tmp_path / 'missing.iso')), 'src: cannot read'),
+        'two sources': ({'filename': 'a.iso', 'url': url, 'src': str(tmp_path / 'a.iso')}, 'url, src, seed: give exactly one source'),
+        'no source': ({'filename': 'a.iso'}, 'got none'),
+        'checksum without algorithm': ({'filename': 'a.iso', 'url': url, 'checksum': sha256}, 'has no algorithm: write it as ALGO:HEX'),
+        'checksum of the wrong length': (
+            {'filename': 'a.iso', 'url': url, 'checksum': 'sha256:' + sha256[:-1]},
+            'checksum: a sha256 digest has 64 hex digits, this one has 63',
+        ),
+        'unknown algorithm': ({'filename': 'a.iso', 'url': url, 'checksum': 'sha3:' + sha256}, "checksum: unknown algorithm 'sha3'"),
+        'compression on import': (
+            {'filename': 'a.qcow2', 'content': 'import', 'url': url, 'compression': 'gz'},
+            'compression: Proxmox VE decompresses ISO images only',
+        ),
+        'a path in the filename': ({'filename': 'isos/a.iso', 'url': url}, "filename: 'isos/a.iso' contains a path separator"),
+        'a wrong extension': ({'filename': 'a.qcow2', 'url': url}, "filename: 'a.qcow2' does not fit content iso"),
+        'user-data that is not YAML': ({'filename': 's.iso', 'seed': {'user_data': '#cloud-config\npackages: [nginx\n'}}, 'seed.user_data: is not valid YAML'),
+        'user-data of no known kind': ({'filename': 's.iso', 'seed': {'user_data': 'packages: [nginx]\n'}}, 'seed.user_data: must start with one of'),
+        'a storage that does not exist': ({'filename': 'a.iso', 'url': url, 'storage': 'nosuch'}, "storage: 'nosuch' does not exist"),
+        'a storage that cannot hold files': (
+            {'filename': 'a.iso', 'url': url, 'storage': 'local-lvm'},
+            'storage: local-lvm is a lvmthin storage, which cannot hold iso files',
+        ),
+        'a storage without the content type': (
+            {'filename': 'a.qcow2', 'content': 'import', 'url': url, 'storage': 'isos-only'},
+            'storage: isos-only is not configured for content import (it holds iso); enable it with: pvesm set isos-only --content iso,import',
+        ),
+        'an unknown node': ({'filename': 'a.iso', 'url': url, 'nodes': ['pve1', 'pve9']}, "nodes: 'pve9' is not a node of this cluster"),
+        'a src that does not exist': ({'filename': 'a.iso', 'src': str(tmp_path / 'missing.iso')}, 'src: cannot read'),
     }
-    tasks = [dict(iso_task(name, **dict({'node': 'pve1'} if 'nodes' not in options else {}, **options)), ignore_errors=True)
-             for name, (options, _message) in cases.items()]
+    tasks = [
+        dict(iso_task(name, **dict({'node': 'pve1'} if 'nodes' not in options else {}, **options)), ignore_errors=True)
+        for name, (options, _message) in cases.items()
+    ]
     run = run_playbook(tmp_path, play(*tasks), lab.env)
     assert run.rc == 0, run.stdout
     for name, (_options, message) in cases.items():
@@ -298,6 +318,7 @@ def test_a_missing_privilege_is_named(lab, tmp_path):
             lab.pve.grant(user, '/', 'Sys.Audit')
             lab.pve.grant(user, '/storage/local', 'Datastore.Audit')
         lab.pve.grant('uploader@pve', '/storage/local', 'Datastore.AllocateTemplate')
+
     lab.call(users)
     url, sums = lab.serve('tools.iso', TOOLS_ISO)
     src = tmp_path / 'up.iso'
@@ -309,8 +330,11 @@ def test_a_missing_privilege_is_named(lab, tmp_path):
         env = dict(lab.env, PROXMOX_USER=user, PROXMOX_PASSWORD='Pass-word-1', PROXMOX_TOKEN_NAME='', PROXMOX_TOKEN_SECRET='')
         run = run_playbook(tmp_path, play(dict(download, ignore_errors=True), dict(upload, ignore_errors=True)), env, name=user)
         messages[user] = [outcome['result']['msg'] for outcome in run.for_task('download') + run.for_task('upload')]
-    assert all('Permission check failed (/storage/local, Datastore.AllocateTemplate)' in message
-               and 'grant Datastore.AllocateTemplate on /storage/local to user reader@pve' in message for message in messages['reader@pve'])
+    assert all(
+        'Permission check failed (/storage/local, Datastore.AllocateTemplate)' in message
+        and 'grant Datastore.AllocateTemplate on /storage/local to user reader@pve' in message
+        for message in messages['reader@pve']
+    )
     # Allowed to upload, the uploader still cannot have the node download, nor record the upload in the node's notes:
     # refused before the upload (docs/privileges.md).
     download_message, upload_message = messages['uploader@pve']
@@ -330,7 +354,7 @@ def test_the_examples_run_against_the_lab_and_their_user_data_passes_cloud_inits
         options = task.get('puls.proxmox.pve_iso', {})
         if 'url' in options:
             name = options['url'].rsplit('/', 1)[1]
-            options['url'], sums = lab.serve(name, served[name[name.rindex('.'):]])
+            options['url'], sums = lab.serve(name, served[name[name.rindex('.') :]])
             algorithm = options['checksum'].split(':', 1)[0]
             options['checksum'] = '%s:%s' % (algorithm, sums[algorithm])
         if 'src' in options:
@@ -347,7 +371,7 @@ def test_the_examples_run_against_the_lab_and_their_user_data_passes_cloud_inits
     assert 'iso/virtio-win.iso' not in lab.call(lambda: lab.pve._volumes('local'))
     assert seeds
     for index, user_data in enumerate(seeds):
-        path = tmp_path / 'user-data-{0}.yaml'.format(index)
+        path = tmp_path / f'user-data-{index}.yaml'
         path.write_text(user_data)
         schema = subprocess.run(['cloud-init', 'schema', '--config-file', str(path)], capture_output=True, text=True, check=False)
         assert schema.returncode == 0, schema.stdout + schema.stderr

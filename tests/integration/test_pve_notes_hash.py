@@ -12,9 +12,9 @@ from pathlib import Path
 
 import lab_vms
 import yaml
-from playbooks import four_runs, run_playbook
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes
+from playbooks import four_runs, run_playbook
 
 MODULE = Path(__file__).resolve().parents[2] / 'plugins' / 'modules' / 'pve_notes_hash.py'
 HUMAN = 'Built by hand — ünïcödé [keep me]\n  second line, indented\n\n[puls-provision: inside a sentence]'
@@ -44,14 +44,23 @@ def test_a_puls_block_reads_as_applied_in_file_mode_and_is_rewritten_with_full_p
     lab_vms.clone(api, 160, 'legacy', description=f'{HUMAN}\n\n[puls-provision: docker.yaml={short_sha(content)},gone.yaml=0123456789ab]')
     files = ['provision/docker.yaml', 'provision/new.sh']
 
-    runs = four_runs(tmp_path, play(
-        task('Query', name='legacy', files=files, hash_mode='file'),
-        task('Record', name='legacy', files=files, hash_mode='file', state='applied', record=[]),
-    ), lab.env, inventory=LOCALHOST)
+    runs = four_runs(
+        tmp_path,
+        play(
+            task('Query', name='legacy', files=files, hash_mode='file'),
+            task('Record', name='legacy', files=files, hash_mode='file', state='applied', record=[]),
+        ),
+        lab.env,
+        inventory=LOCALHOST,
+    )
 
     query = runs.check.one('Query')
-    assert (query['pending'], query['applied'], query['stale'], query['vmid']) == (['provision/new.sh'], ['provision/docker.yaml'],
-                                                                                   ['docker.yaml', 'gone.yaml'], 160)
+    assert (query['pending'], query['applied'], query['stale'], query['vmid']) == (
+        ['provision/new.sh'],
+        ['provision/docker.yaml'],
+        ['docker.yaml', 'gone.yaml'],
+        160,
+    )
     record = runs.real.one('Record')
     assert record['changed'] and record['diff']['after'] == f'{HUMAN}\n\n[puls-provision: provision/docker.yaml={short_sha(content)}]'
     assert record['diff']['before'].startswith(HUMAN + '\n\n[puls-provision: docker.yaml=')
@@ -78,10 +87,15 @@ def test_a_concurrent_notes_change_between_read_and_write_is_merged_not_lost(lab
     # PVE's own wording of the refusal, for VM 162 (fakepve says "checksum mismatch (file change by other user?)").
     lab.call(lambda: lab.pve.fail('PUT', '/nodes/pve1/qemu/162/config', 500, PVE_DIGEST_ERROR, times=1))
 
-    run = run_playbook(tmp_path, play(
-        task('Record busy1', name='busy1', files=['base.yml'], state='applied'),
-        task('Record busy2', name='busy2', files=['base.yml'], state='applied'),
-    ), lab.env, inventory=LOCALHOST)
+    run = run_playbook(
+        tmp_path,
+        play(
+            task('Record busy1', name='busy1', files=['base.yml'], state='applied'),
+            task('Record busy2', name='busy2', files=['base.yml'], state='applied'),
+        ),
+        lab.env,
+        inventory=LOCALHOST,
+    )
 
     assert run.rc == 0, run.stdout
     recorded = f"[puls-provision: base.yml={run.one('Record busy1')['hashes']['base.yml']}]"
@@ -109,7 +123,8 @@ def test_a_path_the_block_cannot_hold_is_refused_before_any_request(lab, tmp_pat
 
     assert run.rc != 0
     assert run.for_task('Query')[0]['result']['msg'] == (
-        "files: provision file 'a=b.yml' contains '=', which the Notes block uses to separate a path from its hash; rename the file")
+        "files: provision file 'a=b.yml' contains '=', which the Notes block uses to separate a path from its hash; rename the file"
+    )
     assert len(lab.requests()) == before
 
 

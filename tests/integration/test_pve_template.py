@@ -14,12 +14,12 @@ from pathlib import Path
 
 import lab_vms
 import yaml
-from playbooks import four_runs, run_playbook
 from pve_vm_plays import sent
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _template_plan
 from ansible_collections.puls.proxmox.plugins.module_utils._cidata import build_seed_iso, nocloud_seed
 from ansible_collections.puls.proxmox.plugins.module_utils._volumes import list_volumes, upload_volume
+from playbooks import four_runs, run_playbook
 
 MODULE = Path(__file__).resolve().parents[2] / 'plugins' / 'modules' / 'pve_template.py'
 NODE = 'pve1'
@@ -36,8 +36,7 @@ def template_play(*tasks):
     if tasks:
         return [{'name': 'Templates', 'hosts': 'localhost', 'gather_facts': False, 'tasks': list(tasks)}]
     args = {option: '{{ tpl.%s | default(omit) }}' % option for option in OPTIONS}
-    return [{'name': 'Templates', 'hosts': 'all', 'gather_facts': False,
-             'tasks': [{'name': 'pve_template', 'puls.proxmox.pve_template': args}]}]
+    return [{'name': 'Templates', 'hosts': 'all', 'gather_facts': False, 'tasks': [{'name': 'pve_template', 'puls.proxmox.pve_template': args}]}]
 
 
 def task(title, **options):
@@ -46,8 +45,19 @@ def task(title, **options):
 
 def build_vm(lab, api, vmid, name, address, key):
     """A running build VM, as the bake leaves it: a clone of 9017 tagged puls-building, with build-time cloud-init."""
-    return lab_vms.boot(lab, api, vmid, name, lab.address(address), key, tags='puls-building', cipassword=PASSWORD,
-                        nameserver='10.0.0.53', searchdomain='lab.test', description='Web tier golden image')
+    return lab_vms.boot(
+        lab,
+        api,
+        vmid,
+        name,
+        lab.address(address),
+        key,
+        tags='puls-building',
+        cipassword=PASSWORD,
+        nameserver='10.0.0.53',
+        searchdomain='lab.test',
+        description='Web tier golden image',
+    )
 
 
 def seed_build_vm(api, vmid, name):
@@ -91,13 +101,13 @@ def test_conversion_shuts_down_gracefully_strips_build_settings_and_replaces_the
     template(api, 200, 'db-golden')  # replaced: no clone uses it
     template(api, 201, 'app-golden')  # replaced, but linked clone 210 uses it
     linked_clone(api, 210, 'app1', 201)
-    hosts = {'web-golden': {'vmid': 120}, 'db-golden': {'vmid': 121}, 'app-golden': {'vmid': 122, 'shutdown_timeout': 30},
-             'seed-golden': {'vmid': 123}}
+    hosts = {'web-golden': {'vmid': 120}, 'db-golden': {'vmid': 121}, 'app-golden': {'vmid': 122, 'shutdown_timeout': 30}, 'seed-golden': {'vmid': 123}}
     for host, tpl in hosts.items():
         tpl.update(name=host, state='converted', spec=SPEC, provision_hashes=HASHES)
 
-    runs = four_runs(tmp_path, template_play(), lab.env, {'all': {'vars': {'ansible_connection': 'local'},
-                                                                  'hosts': {host: {'tpl': tpl} for host, tpl in hosts.items()}}})
+    runs = four_runs(
+        tmp_path, template_play(), lab.env, {'all': {'vars': {'ansible_connection': 'local'}, 'hosts': {host: {'tpl': tpl} for host, tpl in hosts.items()}}}
+    )
 
     web = config(api, 120)
     assert (web['name'], web['template']) == ('web-golden', 1)
@@ -117,8 +127,7 @@ def test_conversion_shuts_down_gracefully_strips_build_settings_and_replaces_the
     assert sent(lab, 'POST', '/qemu/122/status/shutdown')[0]['timeout'] == '30'
 
     diff = runs.real.one('pve_template', 'web-golden')['diff']
-    assert (diff['before']['status'], diff['after']['status'], diff['before']['template'], diff['after']['template']) == \
-        ('running', 'stopped', False, True)
+    assert (diff['before']['status'], diff['after']['status'], diff['before']['template'], diff['after']['template']) == ('running', 'stopped', False, True)
     assert (diff['before']['ciuser'], diff['after']['ciuser'], diff['before']['cipassword']) == ('alice', None, '********')
     assert diff['before']['sshkeys'] == [key] and diff['after']['notes'] == web['description']
     assert PASSWORD not in runs.real.stdout + runs.check.stdout + str(runs.real.results)
@@ -154,31 +163,48 @@ def test_present_says_whether_a_template_is_current_and_why_not(lab, tmp_path):
     build_vm(lab, api, 120, 'web-build', 1, key)
     template(api, 9018, 'ubuntu-24.04-next')
     api.put('/nodes/%s/config' % NODE, description='[puls-files: %s=aaaaaaaaaaaa]' % IMPORTED)
-    made = run_playbook(tmp_path, template_play(task('Convert', name='web-golden', vmid=120, state='converted', spec=SPEC,
-                                                     provision_hashes=HASHES)), lab.env, inventory=LOCALHOST, name='convert')
+    made = run_playbook(
+        tmp_path,
+        template_play(task('Convert', name='web-golden', vmid=120, state='converted', spec=SPEC, provision_hashes=HASHES)),
+        lab.env,
+        inventory=LOCALHOST,
+        name='convert',
+    )
     assert made.rc == 0 and made.one('Convert')['changed'], made.stdout
     changed_playbook = dict(HASHES, **{'playbooks/web.yml': 'ffffffffffff'})
 
     lab_vms.clone(api, 121, 'web-golden-build', tags='puls-building')  # another run's build in progress
     # The query changes nothing, in check mode or not, run after run.
-    runs = four_runs(tmp_path, template_play(
-        task('Same', name='web-golden', spec=SPEC, provision_hashes=HASHES),
-        task('Changed playbook', name='web-golden', spec=SPEC, provision_hashes=changed_playbook),
-    ), lab.env, inventory=LOCALHOST)
+    runs = four_runs(
+        tmp_path,
+        template_play(
+            task('Same', name='web-golden', spec=SPEC, provision_hashes=HASHES),
+            task('Changed playbook', name='web-golden', spec=SPEC, provision_hashes=changed_playbook),
+        ),
+        lab.env,
+        inventory=LOCALHOST,
+    )
     assert not runs.real.failed and not any(run.changed for run in (runs.check, runs.real)), runs.real.stdout
-    others = run_playbook(tmp_path, template_play(
-        task('Same image by VMID', name='web-golden', spec=dict(SPEC, image='9017'), provision_hashes=HASHES),
-        task('More cores', name='web-golden', spec=dict(SPEC, cores=4), provision_hashes=HASHES),
-        task('New base', name='web-golden', spec=dict(SPEC, image='ubuntu-24.04-next'), provision_hashes=HASHES),
-        task('Missing', name='nope', spec=SPEC),
-        task('Not ours', name='ubuntu-24.04-cloud', spec=dict(SPEC, image='ubuntu-24.04-next')),
-        task('Imported base', name='nope', spec=dict(SPEC, image=IMPORTED)),
-    ), lab.env, inventory=LOCALHOST, name='queries')
+    others = run_playbook(
+        tmp_path,
+        template_play(
+            task('Same image by VMID', name='web-golden', spec=dict(SPEC, image='9017'), provision_hashes=HASHES),
+            task('More cores', name='web-golden', spec=dict(SPEC, cores=4), provision_hashes=HASHES),
+            task('New base', name='web-golden', spec=dict(SPEC, image='ubuntu-24.04-next'), provision_hashes=HASHES),
+            task('Missing', name='nope', spec=SPEC),
+            task('Not ours', name='ubuntu-24.04-cloud', spec=dict(SPEC, image='ubuntu-24.04-next')),
+            task('Imported base', name='nope', spec=dict(SPEC, image=IMPORTED)),
+        ),
+        lab.env,
+        inventory=LOCALHOST,
+        name='queries',
+    )
     assert not others.failed, others.stdout
     # A new download of the imported image (pve_iso records its source in the node's notes) changes the spec hash.
     api.put('/nodes/%s/config' % NODE, description='[puls-files: %s=bbbbbbbbbbbb]' % IMPORTED)
-    again = run_playbook(tmp_path, template_play(task('Imported base', name='nope', spec=dict(SPEC, image=IMPORTED))), lab.env,
-                         inventory=LOCALHOST, name='reimported')
+    again = run_playbook(
+        tmp_path, template_play(task('Imported base', name='nope', spec=dict(SPEC, image=IMPORTED))), lab.env, inventory=LOCALHOST, name='reimported'
+    )
     assert again.one('Imported base')['spec_hash'] != others.one('Imported base')['spec_hash']
 
     results = {title: runs.real.one(title) for title in ('Same', 'Changed playbook')}
@@ -202,19 +228,25 @@ def test_retired_keeps_a_used_template_under_another_name_and_absent_destroys_an
     linked_clone(api, 210, 'app1', 200)
     template(api, 201, 'gone-golden')
 
-    runs = four_runs(tmp_path, template_play(
-        task('Retire', name='old-golden', state='retired'),
-        task('Remove', name='gone-golden', state='absent'),
-    ), lab.env, inventory=LOCALHOST)
+    runs = four_runs(
+        tmp_path,
+        template_play(
+            task('Retire', name='old-golden', state='retired'),
+            task('Remove', name='gone-golden', state='absent'),
+        ),
+        lab.env,
+        inventory=LOCALHOST,
+    )
 
     retired = runs.real.one('Retire')
     new_name = retired['name']
     assert re.fullmatch(r'old-golden-[0-9a-f]{8}', new_name) and retired['vmid'] == 200
-    assert retired['diff'] == {'before': {'name': 'old-golden', 'tags': ['puls-managed']},
-                               'after': {'name': new_name, 'tags': ['puls-managed', 'puls-retired']}}
+    assert retired['diff'] == {
+        'before': {'name': 'old-golden', 'tags': ['puls-managed']},
+        'after': {'name': new_name, 'tags': ['puls-managed', 'puls-retired']},
+    }
     assert guests(lab)[200] == new_name and config(api, 200)['template'] == 1
-    assert runs.real.one('Remove')['diff'] == {'before': {'state': 'present', 'vmid': 201, 'name': 'gone-golden'},
-                                               'after': {'state': 'absent'}}
+    assert runs.real.one('Remove')['diff'] == {'before': {'state': 'present', 'vmid': 201, 'name': 'gone-golden'}, 'after': {'state': 'absent'}}
     assert 201 not in guests(lab)
     assert not [name for name in lab.call(lambda: list(lab.pve.storages['local-lvm']['volumes'])) if '-201-' in name]
     api.run_task('POST', '/nodes/%s/qemu/210/status/start' % NODE)
@@ -223,8 +255,9 @@ def test_retired_keeps_a_used_template_under_another_name_and_absent_destroys_an
     # The retired generation is found by its VMID, and removed once no clone uses it.
     api.run_task('POST', '/nodes/%s/qemu/210/status/stop' % NODE)
     api.run_task('DELETE', '/nodes/%s/qemu/210' % NODE)
-    removed = run_playbook(tmp_path, template_play(task('Remove retired', name='old-golden', vmid=200, state='absent')), lab.env,
-                           inventory=LOCALHOST, name='prune')
+    removed = run_playbook(
+        tmp_path, template_play(task('Remove retired', name='old-golden', vmid=200, state='absent')), lab.env, inventory=LOCALHOST, name='prune'
+    )
     assert removed.rc == 0 and removed.one('Remove retired')['changed'] and 200 not in guests(lab)
 
 
@@ -238,24 +271,33 @@ def test_refused_input_names_the_option_and_writes_nothing(lab, tmp_path):
     lab_vms.clone(api, 150, 'server', tags='production')
     writes_before = len(lab.writes())
 
-    run = run_playbook(tmp_path, template_play(
-        task('Absent with a linked clone', name='old-golden', state='absent'),
-        task('Absent while protected', name='safe-golden', state='absent'),
-        task('Convert a server', name='web-golden', vmid=150, state='converted', spec=SPEC),
-        task('Convert a template', name='web-golden', vmid=9017, state='converted', spec=SPEC),
-        task('Convert a missing VM', name='web-golden', vmid=999, state='converted', spec=SPEC),
-        task('Ambiguous name', name='twin', spec=SPEC),
-        task('VMID of another template', name='old-golden', vmid=202, state='retired'),
-        task('Retire a foreign template', name='ubuntu-24.04-cloud', state='retired'),
-        task('Unknown base image', name='old-golden', spec=dict(SPEC, image='debian-13')),
-        task('Bad provision hash', name='old-golden', spec=SPEC, provision_hashes={'web.yml': 'NOT-HEX'}),
-    ), lab.env, inventory=LOCALHOST, name='refusals')
+    run = run_playbook(
+        tmp_path,
+        template_play(
+            task('Absent with a linked clone', name='old-golden', state='absent'),
+            task('Absent while protected', name='safe-golden', state='absent'),
+            task('Convert a server', name='web-golden', vmid=150, state='converted', spec=SPEC),
+            task('Convert a template', name='web-golden', vmid=9017, state='converted', spec=SPEC),
+            task('Convert a missing VM', name='web-golden', vmid=999, state='converted', spec=SPEC),
+            task('Ambiguous name', name='twin', spec=SPEC),
+            task('VMID of another template', name='old-golden', vmid=202, state='retired'),
+            task('Retire a foreign template', name='ubuntu-24.04-cloud', state='retired'),
+            task('Unknown base image', name='old-golden', spec=dict(SPEC, image='debian-13')),
+            task('Bad provision hash', name='old-golden', spec=SPEC, provision_hashes={'web.yml': 'NOT-HEX'}),
+        ),
+        lab.env,
+        inventory=LOCALHOST,
+        name='refusals',
+    )
 
     refusals = {record['task']: (record['result'].get('option'), record['result']['msg']) for record in run.failed}
     assert refusals == {
-        'Absent with a linked clone': ('state', "state absent refused: linked clones use template 'old-golden' (200 on pve1): app1 "
-                                                '(210); destroy them first, or retire the template (state: retired) to keep it '
-                                                'under another name'),
+        'Absent with a linked clone': (
+            'state',
+            "state absent refused: linked clones use template 'old-golden' (200 on pve1): app1 "
+            '(210); destroy them first, or retire the template (state: retired) to keep it '
+            'under another name',
+        ),
         'Absent while protected': ('state', refusals['Absent while protected'][1]),
         'Convert a server': ('vmid', refusals['Convert a server'][1]),
         'Convert a template': ('vmid', refusals['Convert a template'][1]),

@@ -12,21 +12,23 @@ import threading
 import time
 
 import pytest
-from playbooks import run_playbook
 from pve_vm_plays import TASK, inventory, names_count, sent, vm_env, vm_named, vm_play
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import PveClient, RetryPolicy
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from playbooks import run_playbook
 
 TEMPLATE = 9017
 
 
 def once(condition, action):
     """Run action() as soon as condition() holds (checked every 50 ms, in a thread); returns the thread."""
+
     def watch():
         while not condition():
             time.sleep(0.05)
         action()
+
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     return watcher

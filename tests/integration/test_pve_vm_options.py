@@ -13,8 +13,9 @@ import re
 import asyncssh
 import pytest
 from lab.images import qcow2
-from playbooks import four_runs, run_playbook
 from pve_vm_plays import TASK, cluster_vms, inventory, sent, ssh_public_key, vm_env, vm_named, vm_play
+
+from playbooks import four_runs, run_playbook
 
 TEMPLATE = 9017
 PASSWORD = 'Ci-Secret-Pass-42'
@@ -37,19 +38,27 @@ def test_each_option_group_converges_in_four_runs(lab, tmp_path):
         lab.pve.store_file('local', 'noble.qcow2', 4 << 20, content='import')
         lab.pve.volume_data['local:import/noble.qcow2'] = qcow2(3584 << 20)
         # A VM pve_vm did not create (refused without adopt: test_bad_input_fails_naming_the_option_before_any_write).
-        lab.pve.add_vm(300, 'legacy', node='pve1', config={'name': 'legacy', 'tags': 'team-a', 'cores': 1,
-                                                           'scsi0': 'local-lvm:vm-300-disk-0,size=4G'})
+        lab.pve.add_vm(300, 'legacy', node='pve1', config={'name': 'legacy', 'tags': 'team-a', 'cores': 1, 'scsi0': 'local-lvm:vm-300-disk-0,size=4G'})
+
     lab.call(prepare)
     lab.dns.set('dns1', lab.address(2))
     vms = {
         'cl-full': {'image': str(TEMPLATE), 'storage': 'local-lvm'},
         'cl-linked': {'image': 'ubuntu-24.04', 'linked_clone': True},
         'imp1': {'image': 'local:import/noble.qcow2', 'storage': 'local-lvm', 'disk_size': '8G', 'memory': 1024},
-        'hw1': {'image': TEMPLATE, 'cores': 4, 'sockets': 2, 'memory': 3072, 'balloon': 1024, 'cpu': 'host', 'machine': 'q35',
-                'onboot': True},
-        'net1': {'image': TEMPLATE, 'state': 'started', 'bridge': 'vmbr1', 'vlan': 42, 'ip': lab.address(1),
-                 'nameservers': ['127.0.0.53'], 'searchdomain': 'lab.test', 'ci_user': 'ops', 'ci_password': PASSWORD,
-                 'ssh_keys': [key]},
+        'hw1': {'image': TEMPLATE, 'cores': 4, 'sockets': 2, 'memory': 3072, 'balloon': 1024, 'cpu': 'host', 'machine': 'q35', 'onboot': True},
+        'net1': {
+            'image': TEMPLATE,
+            'state': 'started',
+            'bridge': 'vmbr1',
+            'vlan': 42,
+            'ip': lab.address(1),
+            'nameservers': ['127.0.0.53'],
+            'searchdomain': 'lab.test',
+            'ci_user': 'ops',
+            'ci_password': PASSWORD,
+            'ssh_keys': [key],
+        },
         'dns1': {'image': TEMPLATE, 'state': 'started'},
         'dhcp1': {'image': TEMPLATE, 'state': 'started'},
         'tags1': {'image': TEMPLATE, 'tags': ['Web', 'DB']},
@@ -93,8 +102,7 @@ def test_each_option_group_converges_in_four_runs(lab, tmp_path):
 
     # Network and cloud-init: the guest booted with the address, user and key; the password never shows.
     net1 = config_of(lab, 'net1')
-    assert net1['net0'].endswith(',bridge=vmbr1,tag=42') and net1['ipconfig0'] == 'ip=%s/24,gw=%s.1' % (
-        lab.address(1), lab.address(1).rsplit('.', 1)[0])
+    assert net1['net0'].endswith(',bridge=vmbr1,tag=42') and net1['ipconfig0'] == 'ip=%s/24,gw=%s.1' % (lab.address(1), lab.address(1).rsplit('.', 1)[0])
     guest = lab.guest(real['net1']['vmid'])
     assert (guest.address, guest.user) == (lab.address(1), 'ops') and key_blob(key) in guest.boot.keys
     assert real['net1']['address'] == again['net1']['address'] == lab.address(1)
@@ -138,6 +146,7 @@ def test_drift_in_declared_settings_is_corrected_and_the_rest_left_alone(lab, tm
 
     def by_hand():
         vm.config.update(cores=1, memory='4096', description=notes, tags='db;puls-managed;web;extra')
+
     lab.call(by_hand)
     # The tags differ from the declared ones in order and case only: no change there.
     again = dict(declared, tags=['DB', 'Web', 'extra'], vlan=11)
@@ -166,13 +175,13 @@ def test_drift_in_declared_settings_is_corrected_and_the_rest_left_alone(lab, tm
 def test_bad_input_fails_naming_the_option_before_any_write(lab, tmp_path):
     def prepare():
         lab.pve.add_vm(9018, 'ubuntu-22.04-cloud', node='pve1', template=True, config={'name': 'ubuntu-22.04-cloud', 'template': 1})
-        owned = {'tags': 'puls-managed', 'scsi0': 'local-lvm:vm-{0}-disk-0,size=10G', 'ipconfig0': 'ip=dhcp',
-                 'ide2': 'local-lvm:vm-{0}-cloudinit,media=cdrom'}
+        owned = {'tags': 'puls-managed', 'scsi0': 'local-lvm:vm-{0}-disk-0,size=10G', 'ipconfig0': 'ip=dhcp', 'ide2': 'local-lvm:vm-{0}-cloudinit,media=cdrom'}
         for vmid, name, extra in ((310, 'big-disk', {}), (311, 'guarded', {'protection': 1})):
             lab.pve.add_vm(vmid, name, node='pve1', config=dict({key: value.format(vmid) for key, value in owned.items()}, name=name, **extra))
         lab.pve.add_vm(300, 'legacy', node='pve1', config={'name': 'legacy', 'tags': 'team-a'})
         lab.pve.add_vm(301, 'twin', node='pve1', config={'name': 'twin'})
         lab.pve.add_vm(302, 'twin', node='pve2', config={'name': 'twin'})
+
     lab.call(prepare)
     bad = {  # host: (options, the option the error must name, words the message must hold)
         'b-cores': ({'cores': 0}, 'cores', 'integer of at least 1'),
@@ -210,7 +219,14 @@ def test_bad_input_fails_naming_the_option_before_any_write(lab, tmp_path):
         assert words in failure['msg'], '%s: %s' % (host, failure['msg'])
     assert lab.writes() == []
     assert sorted(config['name'] for config in cluster_vms(lab).values()) == [
-        'big-disk', 'guarded', 'legacy', 'twin', 'twin', 'ubuntu-22.04-cloud', 'ubuntu-24.04-cloud']
+        'big-disk',
+        'guarded',
+        'legacy',
+        'twin',
+        'twin',
+        'ubuntu-22.04-cloud',
+        'ubuntu-24.04-cloud',
+    ]
 
 
 @pytest.mark.lab(time_scale=0.01)
@@ -224,6 +240,7 @@ def test_unknown_address_of_a_running_dhcp_vm_is_a_warning_saying_why(lab, tmp_p
     def break_agents():
         no_agent.config['agent'] = '0'
         silent.agent = None  # enabled in the config, but not running in the guest
+
     lab.call(break_agents)
     run = run_playbook(tmp_path, vm_play(), env, inventory({host: dict(options, agent_timeout=1) for host, options in vms.items()}))
     no_agent, silent = run.one(TASK, 'no-agent'), run.one(TASK, 'silent-agent')

@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 from lab.images import qcow2
 from lab_vms import client
-from playbooks import run_playbook
 from pve_vm_plays import TASK, inventory, sent, vm_env, vm_named, vm_play
+
+from playbooks import run_playbook
 
 GIB = 1 << 30
 SHARED = 'nfs-shared'
@@ -23,8 +24,9 @@ SHARED_TEMPLATE = 'shared-tpl'
 def shared_template(lab, vmid=9100, **drives):
     """A template with its disk and cloud-init drive on the shared storage (plus drives), made through the API."""
     api = client(lab)
-    api.wait_task(api.create_vm('/nodes/pve1/qemu', vmid, name=SHARED_TEMPLATE, scsi0=SHARED + ':1',
-                                ide2=SHARED + ':cloudinit', net0='virtio,bridge=vmbr0', **drives), 60)
+    api.wait_task(
+        api.create_vm('/nodes/pve1/qemu', vmid, name=SHARED_TEMPLATE, scsi0=SHARED + ':1', ide2=SHARED + ':cloudinit', net0='virtio,bridge=vmbr0', **drives), 60
+    )
     api.wait_task(api.post('/nodes/pve1/qemu/%d/template' % vmid), 60)
 
 
@@ -41,10 +43,17 @@ def clone_targets(lab):
 def test_clones_of_a_template_on_shared_storage_go_to_the_node_with_most_free_memory(lab, tmp_path):
     shared_template(lab)
     pve2_freest(lab)
-    run = run_playbook(tmp_path, vm_play(), vm_env(lab, tmp_path), inventory({
-        'pl-linked': {'image': SHARED_TEMPLATE, 'linked_clone': True},
-        'pl-full': {'image': SHARED_TEMPLATE, 'storage': SHARED},
-    }))
+    run = run_playbook(
+        tmp_path,
+        vm_play(),
+        vm_env(lab, tmp_path),
+        inventory(
+            {
+                'pl-linked': {'image': SHARED_TEMPLATE, 'linked_clone': True},
+                'pl-full': {'image': SHARED_TEMPLATE, 'storage': SHARED},
+            }
+        ),
+    )
     assert run.rc == 0, run.stdout + run.stderr
     assert [run.one(TASK, host)['node'] for host in ('pl-linked', 'pl-full')] == ['pve2', 'pve2']
     assert vm_named(lab, 'pl-linked').node == 'pve2' and vm_named(lab, 'pl-full').node == 'pve2'
@@ -55,8 +64,7 @@ def test_clones_of_a_template_on_shared_storage_go_to_the_node_with_most_free_me
 def test_a_full_clone_to_a_non_shared_storage_stays_on_the_templates_node(lab, tmp_path):
     shared_template(lab)
     pve2_freest(lab)
-    run = run_playbook(tmp_path, vm_play(), vm_env(lab, tmp_path), inventory({
-        'pl-local': {'image': SHARED_TEMPLATE, 'storage': 'local-lvm'}}))
+    run = run_playbook(tmp_path, vm_play(), vm_env(lab, tmp_path), inventory({'pl-local': {'image': SHARED_TEMPLATE, 'storage': 'local-lvm'}}))
     assert run.rc == 0, run.stdout + run.stderr
     assert run.one(TASK, 'pl-local')['node'] == 'pve1' and vm_named(lab, 'pl-local').node == 'pve1'
     assert clone_targets(lab) == [None]
@@ -68,8 +76,7 @@ def test_a_template_with_a_local_iso_in_its_cdrom_drive_is_cloned_on_its_node(la
     lab.call(lambda: lab.pve.store_file('local', 'tools.iso', 1 << 20))
     shared_template(lab, ide0='local:iso/tools.iso,media=cdrom')
     pve2_freest(lab)
-    run = run_playbook(tmp_path, vm_play(), vm_env(lab, tmp_path), inventory({
-        'pl-iso': {'image': SHARED_TEMPLATE}}))
+    run = run_playbook(tmp_path, vm_play(), vm_env(lab, tmp_path), inventory({'pl-iso': {'image': SHARED_TEMPLATE}}))
     assert run.rc == 0, run.stdout + run.stderr
     assert run.one(TASK, 'pl-iso')['node'] == 'pve1' and vm_named(lab, 'pl-iso').node == 'pve1'
     assert clone_targets(lab) == [None]
@@ -79,8 +86,7 @@ def test_a_template_with_a_local_iso_in_its_cdrom_drive_is_cloned_on_its_node(la
 def test_a_declared_node_away_from_a_template_with_a_local_iso_is_refused_before_any_clone(lab, tmp_path):
     lab.call(lambda: lab.pve.store_file('local', 'tools.iso', 1 << 20))
     shared_template(lab, ide0='local:iso/tools.iso,media=cdrom')
-    run = run_playbook(tmp_path, vm_play(), vm_env(lab, tmp_path), inventory({
-        'pl-iso': {'image': SHARED_TEMPLATE, 'node': 'pve2'}}))
+    run = run_playbook(tmp_path, vm_play(), vm_env(lab, tmp_path), inventory({'pl-iso': {'image': SHARED_TEMPLATE, 'node': 'pve2'}}))
     assert run.rc != 0
     message = run.one(TASK, 'pl-iso')['msg']
     assert 'node is pve2, but the source is on local storage of pve1' in message and 'set node: pve1' in message
@@ -96,6 +102,7 @@ def test_parallel_creates_that_meet_vmids_taken_on_the_other_node_move_on_to_fre
     def image():
         lab.pve.store_file('local', 'noble.qcow2', 4 << 20, content='import')
         lab.pve.volume_data['local:import/noble.qcow2'] = qcow2(3584 << 20)
+
     lab.call(image)
     hosts = {'pl-race-%d' % n: {'image': 'ubuntu-24.04-cloud'} for n in range(3)}
     hosts['pl-race-import'] = {'image': 'local:import/noble.qcow2', 'storage': 'local-lvm', 'node': 'pve1'}

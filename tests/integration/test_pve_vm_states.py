@@ -15,8 +15,9 @@ import pytest
 import yaml
 from lab.images import qcow2
 from lab.seed import SHARED_STORAGE
-from playbooks import four_runs, run_playbook
 from pve_vm_plays import TASK, cluster_vms, inventory, sent, ssh_public_key, vm_env, vm_named, vm_play
+
+from playbooks import four_runs, run_playbook
 
 TEMPLATE = 9017
 MODULE = pathlib.Path(__file__).resolve().parents[2] / 'plugins' / 'modules' / 'pve_vm.py'
@@ -27,18 +28,24 @@ def status_of(lab, name):
 
 
 def volumes_of(lab, vmid):
-    return lab.call(lambda: [name for store in lab.pve.storages.values() for name, volume in store.get('volumes', {}).items()
-                             if volume.get('vmid') == vmid])
+    return lab.call(lambda: [name for store in lab.pve.storages.values() for name, volume in store.get('volumes', {}).items() if volume.get('vmid') == vmid])
 
 
 @pytest.mark.lab(time_scale=0.01)
 def test_present_started_and_stopped_create_as_declared_and_absent_destroys_each_in_four_runs(lab, tmp_path):
     env = vm_env(lab, tmp_path)
-    created = four_runs(tmp_path, vm_play(), env, inventory({
-        'st-present': {'image': 'ubuntu-24.04-cloud'},
-        'st-started': {'image': 'ubuntu-24.04-cloud', 'state': 'started'},
-        'st-stopped': {'image': 'ubuntu-24.04-cloud', 'state': 'stopped'},
-    }))
+    created = four_runs(
+        tmp_path,
+        vm_play(),
+        env,
+        inventory(
+            {
+                'st-present': {'image': 'ubuntu-24.04-cloud'},
+                'st-started': {'image': 'ubuntu-24.04-cloud', 'state': 'started'},
+                'st-stopped': {'image': 'ubuntu-24.04-cloud', 'state': 'stopped'},
+            }
+        ),
+    )
     results = {host: created.real.one(TASK, host) for host in ('st-present', 'st-started', 'st-stopped')}
     assert [results[host]['status'] for host in results] == ['stopped', 'running', 'stopped']
     assert [status_of(lab, host) for host in results] == ['stopped', 'running', 'stopped']
@@ -52,7 +59,9 @@ def test_present_started_and_stopped_create_as_declared_and_absent_destroys_each
     assert sent(lab, 'POST', '/qemu/%d/status/shutdown' % running), 'a running VM is shut down before it is destroyed'
     assert all(volumes_of(lab, results[host]['vmid']) == [] for host in results), 'disks are purged with the VM'
     assert destroyed.real.one(TASK, 'st-started')['diff'] == {
-        'before': {'state': 'present', 'vmid': running, 'node': 'pve1', 'status': 'running'}, 'after': {'state': 'absent'}}
+        'before': {'state': 'present', 'vmid': running, 'node': 'pve1', 'status': 'running'},
+        'after': {'state': 'absent'},
+    }
     assert destroyed.real_again.one(TASK, 'st-started')['status'] == 'absent'
 
 
@@ -63,11 +72,18 @@ def test_started_and_stopped_change_an_existing_vms_power_gracefully_in_four_run
     assert run_playbook(tmp_path, vm_play(), env, inventory(vms), name='create').rc == 0
     # A guest that ignores ACPI is stopped after shutdown_timeout.
     vm_named(lab, 'pw-stop').acpi = False
-    runs = four_runs(tmp_path, vm_play(), env, inventory({
-        'pw-start': {'state': 'started'},
-        'pw-stop': {'state': 'stopped', 'shutdown_timeout': 30},
-        'pw-keep': {'state': 'present', 'cores': 3},
-    }))
+    runs = four_runs(
+        tmp_path,
+        vm_play(),
+        env,
+        inventory(
+            {
+                'pw-start': {'state': 'started'},
+                'pw-stop': {'state': 'stopped', 'shutdown_timeout': 30},
+                'pw-keep': {'state': 'present', 'cores': 3},
+            }
+        ),
+    )
     assert [status_of(lab, host) for host in vms] == ['running', 'stopped', 'stopped']
     vmid = vm_named(lab, 'pw-stop').vmid
     assert sent(lab, 'POST', '/qemu/%d/status/shutdown' % vmid) == [{'timeout': '30', 'forceStop': '1'}]
@@ -115,10 +131,12 @@ def test_the_module_examples_run_against_the_lab(lab, tmp_path):
         lab.pve.apitokens['automation@pve!ansible'] = lab.token_secret
         lab.pve.store_file('local', 'noble-server-cloudimg-amd64.qcow2', 4 << 20, content='import')
         lab.pve.volume_data['local:import/noble-server-cloudimg-amd64.qcow2'] = qcow2(3584 << 20)
+
     lab.call(prepare)
     plays = [{'name': 'EXAMPLES', 'hosts': 'localhost', 'gather_facts': False, 'tasks': module_examples()}]
-    run = run_playbook(tmp_path, plays, vm_env(lab, tmp_path, HOME=str(home)), name='examples',
-                       inventory={'all': {'hosts': {'localhost': {'ansible_connection': 'local'}}}})
+    run = run_playbook(
+        tmp_path, plays, vm_env(lab, tmp_path, HOME=str(home)), name='examples', inventory={'all': {'hosts': {'localhost': {'ansible_connection': 'local'}}}}
+    )
     assert run.rc == 0, run.stdout + run.stderr
     assert not run.failed and len(run.results) == len(plays[0]['tasks'])
     web1 = run.for_task('Full clone of a template, sized and addressed, started')[0]['result']
@@ -137,24 +155,36 @@ def test_the_module_examples_run_against_the_lab(lab, tmp_path):
 
 def ha_tasks(lab, vmid):
     """The types of the power tasks of VM vmid, oldest first, with the user that ran them."""
-    return lab.call(lambda: [(task['type'], task['user']) for task in lab.pve.tasklog
-                             if task['id'] == str(vmid) and task['type'] in ('hastart', 'hastop', 'qmstart', 'qmshutdown', 'qmstop')])
+    return lab.call(
+        lambda: [
+            (task['type'], task['user'])
+            for task in lab.pve.tasklog
+            if task['id'] == str(vmid) and task['type'] in ('hastart', 'hastop', 'qmstart', 'qmshutdown', 'qmstop')
+        ]
+    )
 
 
 @pytest.mark.lab(time_scale=0.01)
 def test_start_and_stop_of_ha_managed_vms_end_with_the_vm_in_the_declared_state(lab, tmp_path):
     env = vm_env(lab, tmp_path)
     api = lab_vms.client(lab)
-    assert run_playbook(tmp_path, vm_play(), env, inventory({
-        'ha-up': {'image': TEMPLATE, 'state': 'stopped'}, 'ha-down': {'image': TEMPLATE, 'state': 'started'}}), name='create').rc == 0
+    assert (
+        run_playbook(
+            tmp_path,
+            vm_play(),
+            env,
+            inventory({'ha-up': {'image': TEMPLATE, 'state': 'stopped'}, 'ha-down': {'image': TEMPLATE, 'state': 'started'}}),
+            name='create',
+        ).rc
+        == 0
+    )
     up, down = vm_named(lab, 'ha-up').vmid, vm_named(lab, 'ha-down').vmid
     api.post('/cluster/ha/resources', sid='vm:%d' % up, state='stopped')
     api.post('/cluster/ha/resources', sid='vm:%d' % down, state='started')
     # The HA manager acts 5 s after a request: far longer than the module takes to end after the task.
     lab.pve.ha_delay = 500
 
-    run = run_playbook(tmp_path, vm_play(), env, inventory({'ha-up': {'state': 'started'}, 'ha-down': {'state': 'stopped'}}),
-                       name='power')
+    run = run_playbook(tmp_path, vm_play(), env, inventory({'ha-up': {'state': 'started'}, 'ha-down': {'state': 'stopped'}}), name='power')
     assert run.rc == 0, run.stdout
     # When the module is done, the VMs are as declared, not merely requested: the tasks were HA requests.
     assert (status_of(lab, 'ha-up'), status_of(lab, 'ha-down')) == ('running', 'stopped')
@@ -170,7 +200,7 @@ def test_an_ha_request_the_manager_does_not_carry_out_fails_at_the_timeout_namin
     assert run_playbook(tmp_path, vm_play(), env, inventory({'ha-stuck': {'image': TEMPLATE}}), name='create').rc == 0
     vmid = vm_named(lab, 'ha-stuck').vmid
     api.post('/cluster/ha/resources', sid='vm:%d' % vmid, state='stopped')
-    lab.pve.ha_delay = 10 ** 6  # the HA manager never gets to it
+    lab.pve.ha_delay = 10**6  # the HA manager never gets to it
 
     run = run_playbook(tmp_path, vm_play(), env, inventory({'ha-stuck': {'state': 'started', 'timeout': 3}}), name='stuck')
     assert run.rc != 0
@@ -182,8 +212,15 @@ def test_an_ha_request_the_manager_does_not_carry_out_fails_at_the_timeout_namin
 
 def fleet_reason(lab, tmp_path, name, options):
     """pve_fleet_info's reason for the machine (check mode, one listing): '' when it calls it as declared."""
-    play = [{'name': 'Fleet', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False,
-             'tasks': [{'name': 'Fleet', 'puls.proxmox.pve_fleet_info': {'machines': [{'host': name, 'vm': dict(options, name=name)}]}}]}]
+    play = [
+        {
+            'name': 'Fleet',
+            'hosts': 'localhost',
+            'connection': 'local',
+            'gather_facts': False,
+            'tasks': [{'name': 'Fleet', 'puls.proxmox.pve_fleet_info': {'machines': [{'host': name, 'vm': dict(options, name=name)}]}}],
+        }
+    ]
     run = run_playbook(tmp_path, play, lab.env, check=True, name='fleet')
     assert run.rc == 0, run.stdout + run.stderr
     return run.one('Fleet')['machines'][name]['reason']

@@ -14,9 +14,10 @@ import re
 import pytest
 from lab.images import qcow2
 from lab.seed import SHARED_STORAGE
-from playbooks import four_runs, run_playbook
 from pve_vm_plays import TASK, cluster_vms, inventory, vm_env, vm_named, vm_play
 from uploads import assert_pve_ordered_upload
+
+from playbooks import four_runs, run_playbook
 
 TEMPLATE = 9017
 FIRST = '#cloud-config\npackages: [nginx]\nruncmd:\n  - echo first-user-data-secret\n'
@@ -31,7 +32,7 @@ def seed_of(lab, name):
 
 
 def iso_volumes(lab, storage=SHARED_STORAGE):
-    return lab.call(lambda: sorted('{0}:iso/{1}'.format(storage, name) for name in lab.pve.storages[storage]['files']))
+    return lab.call(lambda: sorted(f'{storage}:iso/{name}' for name in lab.pve.storages[storage]['files']))
 
 
 @pytest.mark.lab(time_scale=0.01)
@@ -39,10 +40,13 @@ def test_user_data_is_delivered_on_a_seed_iso_replaced_when_it_changes_and_delet
     def add_image():
         lab.pve.store_file('local', 'noble.qcow2', 4 << 20, content='import')
         lab.pve.volume_data['local:import/noble.qcow2'] = qcow2(3584 << 20)
+
     lab.call(add_image)
     env = vm_env(lab, tmp_path)
-    vms = {'ud-clone': {'image': TEMPLATE, 'user_data': FIRST, 'state': 'started'},
-           'ud-import': {'image': 'local:import/noble.qcow2', 'storage': 'local-lvm', 'user_data': FIRST}}
+    vms = {
+        'ud-clone': {'image': TEMPLATE, 'user_data': FIRST, 'state': 'started'},
+        'ud-import': {'image': 'local:import/noble.qcow2', 'storage': 'local-lvm', 'user_data': FIRST},
+    }
     runs = four_runs(tmp_path, vm_play(), env, inventory(vms))
     clone, imported = runs.real.one(TASK, 'ud-clone'), runs.real.one(TASK, 'ud-import')
 
@@ -56,11 +60,13 @@ def test_user_data_is_delivered_on_a_seed_iso_replaced_when_it_changes_and_delet
     assert_pve_ordered_upload(lab, first_seed)  # the upload as the module sent it parses with PVE's multipart rules
     assert seed_of(lab, 'ud-import').startswith(SHARED_STORAGE + ':iso/puls-seed-ud-import-')
     # PVE's own cloud-init drive is gone: a second NoCloud source would compete with the seed.
-    for name, result in (('ud-clone', clone), ('ud-import', imported)):
+    for name in ('ud-clone', 'ud-import'):
         config = vm_named(lab, name).config
         assert not [value for value in config.values() if 'cloudinit' in str(value)], config
-    assert not any(name.endswith('-cloudinit') and vmid in (clone['vmid'], imported['vmid'])
-                   for name, vmid in lab.call(lambda: [(n, v.get('vmid')) for n, v in lab.pve.storages['local-lvm']['volumes'].items()]))
+    assert not any(
+        name.endswith('-cloudinit') and vmid in (clone['vmid'], imported['vmid'])
+        for name, vmid in lab.call(lambda: [(n, v.get('vmid')) for n, v in lab.pve.storages['local-lvm']['volumes'].items()])
+    )
     for run in runs.__dict__.values():
         assert 'user-data-secret' not in run.stdout + run.stderr + repr(run.results)
 
@@ -85,8 +91,7 @@ def test_user_data_is_delivered_on_a_seed_iso_replaced_when_it_changes_and_delet
 @pytest.mark.lab(time_scale=0.01)
 def test_the_seed_goes_to_user_data_storage_else_to_a_shared_iso_storage_else_local_and_an_attached_one_stays(lab, tmp_path):
     env = vm_env(lab, tmp_path)
-    vms = {'ud-shared': {'image': TEMPLATE, 'user_data': FIRST},
-           'ud-local': {'image': TEMPLATE, 'user_data': FIRST, 'user_data_storage': 'local'}}
+    vms = {'ud-shared': {'image': TEMPLATE, 'user_data': FIRST}, 'ud-local': {'image': TEMPLATE, 'user_data': FIRST, 'user_data_storage': 'local'}}
     first = run_playbook(tmp_path, vm_play(), env, inventory(vms), name='first')
     assert first.rc == 0, first.stdout
     assert seed_of(lab, 'ud-shared').startswith(SHARED_STORAGE + ':iso/puls-seed-ud-shared-')

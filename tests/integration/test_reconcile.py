@@ -11,9 +11,9 @@ import textwrap
 
 import lab_vms
 import pytest
-from playbooks import REPO, run_playbook
-
 from lab import images
+
+from playbooks import REPO, run_playbook
 
 SITE = '- import_playbook: puls.proxmox.site\n'
 DESTROY = '- import_playbook: puls.proxmox.destroy\n'
@@ -27,10 +27,17 @@ def write(path, text):
 
 def fleet(lab, tmp_path, vms, **cluster):
     """An inventory of the pve_vms group: vms is name -> variables; cluster-level variables go to all."""
-    key, public = lab_vms.ssh_key(tmp_path) if not (tmp_path / 'id_ed25519').exists() else (
-        tmp_path / 'id_ed25519', (tmp_path / 'id_ed25519.pub').read_text().strip())
-    common = dict(pve_ssh_user='alice', pve_ssh_keys=[public], pve_ssh_private_key_file=str(key),
-                  pve_guest_python=sys.executable, pve_provision_dir=str(tmp_path), pve_nodes=lab.nodes)
+    key, public = (
+        lab_vms.ssh_key(tmp_path) if not (tmp_path / 'id_ed25519').exists() else (tmp_path / 'id_ed25519', (tmp_path / 'id_ed25519.pub').read_text().strip())
+    )
+    common = {
+        'pve_ssh_user': 'alice',
+        'pve_ssh_keys': [public],
+        'pve_ssh_private_key_file': str(key),
+        'pve_guest_python': sys.executable,
+        'pve_provision_dir': str(tmp_path),
+        'pve_nodes': lab.nodes,
+    }
     common.update(cluster)
     return {'all': {'vars': common, 'children': {'pve_templates': {'hosts': {}}, 'pve_vms': {'hosts': vms}}}}
 
@@ -46,8 +53,7 @@ def ok(run):
 
 def vms(api):
     """name -> (vmid, config) of every VM but the template."""
-    return {entry['name']: (int(entry['vmid']), api.vm_config(entry['node'], entry['vmid']))
-            for entry in api.cluster_vms() if int(entry['vmid']) != TEMPLATE}
+    return {entry['name']: (int(entry['vmid']), api.vm_config(entry['node'], entry['vmid'])) for entry in api.cluster_vms() if int(entry['vmid']) != TEMPLATE}
 
 
 def marks(lab, vmid):
@@ -57,7 +63,9 @@ def marks(lab, vmid):
 
 def test_check_predicts_the_first_run_which_converges_and_the_second_run_changes_nothing(lab, tmp_path):
     api = lab_vms.client(lab)
-    write(tmp_path / 'mark.yml', '''\
+    write(
+        tmp_path / 'mark.yml',
+        '''\
         - name: Mark the machine
           hosts: all
           gather_facts: false
@@ -65,14 +73,26 @@ def test_check_predicts_the_first_run_which_converges_and_the_second_run_changes
             - name: Leave a mark
               ansible.builtin.shell: echo "marked by {{ inventory_hostname }}" >> "$HOME/marks"
               changed_when: true
-        ''')
+        ''',
+    )
     lab.dns.set('web2', lab.address(2))
     url, sums = lab.serve('tools.iso', images.iso('TOOLS', {'tools.txt': b'tools\n'}))
-    inventory = fleet(lab, tmp_path, {
-        'web1': dict(pve_image=str(TEMPLATE), pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway, pve_cores=2,
-                     pve_tags=['web'], pve_provision=['mark.yml']),
-        'web2': dict(pve_image='ubuntu-24.04-cloud', pve_memory=1024, pve_tags=['web']),
-    }, pve_isos=[dict(filename='tools.iso', node='pve1', url=url, checksum='sha256:' + sums['sha256'])])
+    inventory = fleet(
+        lab,
+        tmp_path,
+        {
+            'web1': {
+                'pve_image': str(TEMPLATE),
+                'pve_ip': f'{lab.address(1)}/24',
+                'pve_gateway': lab.gateway,
+                'pve_cores': 2,
+                'pve_tags': ['web'],
+                'pve_provision': ['mark.yml'],
+            },
+            'web2': {'pve_image': 'ubuntu-24.04-cloud', 'pve_memory': 1024, 'pve_tags': ['web']},
+        },
+        pve_isos=[{'filename': 'tools.iso', 'node': 'pve1', 'url': url, 'checksum': 'sha256:' + sums['sha256']}],
+    )
 
     planned = ok(site(lab, tmp_path, inventory, 'plan', check=True))
     assert lab.writes() == []
@@ -102,9 +122,20 @@ def test_drift_behind_the_collections_back_is_restored_and_a_foreign_vm_with_a_d
     api = lab_vms.client(lab)
     write(tmp_path / 'mark.sh', 'echo marked >> "$HOME/marks"\n')
     lab_vms.clone(api, 180, 'foreign1', description='made by hand')
-    inventory = fleet(lab, tmp_path, {
-        'web1': dict(pve_image=str(TEMPLATE), pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway, pve_cores=2,
-                     pve_tags=['web', 'blue'], pve_provision=['mark.sh'])})
+    inventory = fleet(
+        lab,
+        tmp_path,
+        {
+            'web1': {
+                'pve_image': str(TEMPLATE),
+                'pve_ip': f'{lab.address(1)}/24',
+                'pve_gateway': lab.gateway,
+                'pve_cores': 2,
+                'pve_tags': ['web', 'blue'],
+                'pve_provision': ['mark.sh'],
+            }
+        },
+    )
     ok(site(lab, tmp_path, inventory, 'first'))
     vmid, config = vms(api)['web1']
     path = f'/nodes/pve1/qemu/{vmid}'
@@ -114,12 +145,14 @@ def test_drift_behind_the_collections_back_is_restored_and_a_foreign_vm_with_a_d
 
     # A declared name that a foreign VM holds stops the whole run before any change, saying how to adopt it.
     hosts = inventory['all']['children']['pve_vms']['hosts']
-    hosts['foreign1'] = dict(pve_image=str(TEMPLATE), pve_cores=8)
+    hosts['foreign1'] = {'pve_image': str(TEMPLATE), 'pve_cores': 8}
     before = len(lab.writes())
     refused = site(lab, tmp_path, inventory, 'refused')
     assert refused.rc != 0
-    assert ('foreign1: VM 180 (foreign1 on pve1) lacks the owner tag puls-managed, so this collection did not create it; '
-            'to take it over set pve_adopt: true for foreign1') in refused.stdout, refused.stdout
+    assert (
+        'foreign1: VM 180 (foreign1 on pve1) lacks the owner tag puls-managed, so this collection did not create it; '
+        'to take it over set pve_adopt: true for foreign1'
+    ) in refused.stdout, refused.stdout
     assert lab.writes()[before:] == [] and api.vm_config('pve1', 180)['cores'] != 8
 
     del hosts['foreign1']
@@ -135,13 +168,24 @@ def test_drift_behind_the_collections_back_is_restored_and_a_foreign_vm_with_a_d
 def test_replace_keeps_the_old_vm_until_the_new_one_is_provisioned_then_prune_and_destroy(lab, tmp_path):
     api = lab_vms.client(lab)
     write(tmp_path / 'app.sh', 'echo broken; exit 4\n')
-    base = dict(pve_image=str(TEMPLATE), pve_power='stopped')
+    base = {'pve_image': str(TEMPLATE), 'pve_power': 'stopped'}
     inventory = fleet(lab, tmp_path, {'old1': dict(base), 'stray1': dict(base), 'kept1': dict(base, pve_protected=True)})
     ok(site(lab, tmp_path, inventory, 'olds'))
     old1 = vms(api)['old1'][0]
 
-    inventory = fleet(lab, tmp_path, {'new1': dict(pve_image=str(TEMPLATE), pve_ip=f'{lab.address(3)}/24', pve_gateway=lab.gateway,
-                                                   pve_replace='old1', pve_provision=['app.sh'])})
+    inventory = fleet(
+        lab,
+        tmp_path,
+        {
+            'new1': {
+                'pve_image': str(TEMPLATE),
+                'pve_ip': f'{lab.address(3)}/24',
+                'pve_gateway': lab.gateway,
+                'pve_replace': 'old1',
+                'pve_provision': ['app.sh'],
+            }
+        },
+    )
     failed = site(lab, tmp_path, inventory, 'replace-broken')
     assert failed.rc != 0 and 'app.sh failed on' in failed.stdout
     assert {'old1', 'new1', 'stray1', 'kept1'} <= set(vms(api))
@@ -172,19 +216,32 @@ def test_bad_input_fails_every_host_before_any_write(lab, tmp_path):
     lab_vms.clone(api, 190, 'locked1', tags='puls-managed', protection=1)
     lab_vms.clone(api, 191, 'handmade1')
     setup = len(lab.writes())
-    good = dict(pve_image=str(TEMPLATE), pve_power='stopped')
+    good = {'pve_image': str(TEMPLATE), 'pve_power': 'stopped'}
     cases = {
         # web3 is a VM: the bake's own variables are checked for every machine, before any change.
-        'types': ({'web1': good, 'web2': dict(good, pve_cores='many', pve_power='paused'),
-                   'web3': dict(good, pve_keep_failed_build='maybe', pve_template_wait_timeout='soon')},
-                  ['web2', 'pve_cores', 'pve_power', 'web3', 'pve_keep_failed_build', 'pve_template_wait_timeout']),
-        'fleet': ({'web1': dict(good, pve_vmid=500, pve_ip=f'{lab.address(1)}/24', pve_replace='web3'),
-                   'web2': dict(good, pve_vmid=500, pve_ip=lab.address(1), pve_replace='locked1'),
-                   'web3': dict(good, pve_image='no-such-template', pve_replace='handmade1')},
-                  ['web1 and web2 declare the same pve_vmid 500', f'web1 and web2 declare the same address {lab.address(1)}',
-                   'web1: pve_replace is web3, which is declared in this inventory',
-                   'web2: pve_replace is locked1, which is protected', 'web3: pve_replace is handmade1, which lacks the owner tag',
-                   'web3: pve_image is no-such-template, which is neither a template declared']),
+        'types': (
+            {
+                'web1': good,
+                'web2': dict(good, pve_cores='many', pve_power='paused'),
+                'web3': dict(good, pve_keep_failed_build='maybe', pve_template_wait_timeout='soon'),
+            },
+            ['web2', 'pve_cores', 'pve_power', 'web3', 'pve_keep_failed_build', 'pve_template_wait_timeout'],
+        ),
+        'fleet': (
+            {
+                'web1': dict(good, pve_vmid=500, pve_ip=f'{lab.address(1)}/24', pve_replace='web3'),
+                'web2': dict(good, pve_vmid=500, pve_ip=lab.address(1), pve_replace='locked1'),
+                'web3': dict(good, pve_image='no-such-template', pve_replace='handmade1'),
+            },
+            [
+                'web1 and web2 declare the same pve_vmid 500',
+                f'web1 and web2 declare the same address {lab.address(1)}',
+                'web1: pve_replace is web3, which is declared in this inventory',
+                'web2: pve_replace is locked1, which is protected',
+                'web3: pve_replace is handmade1, which lacks the owner tag',
+                'web3: pve_image is no-such-template, which is neither a template declared',
+            ],
+        ),
     }
     for name, (hosts, messages) in cases.items():
         # The playbook as a file, as a project that copies it would run it.
@@ -206,11 +263,10 @@ def test_bad_input_fails_every_host_before_any_write(lab, tmp_path):
 def test_two_runs_at_once_on_disjoint_limits_converge_without_duplicates(lab, tmp_path):
     api = lab_vms.client(lab)
     names = ['app1', 'app2', 'app3', 'app4']
-    inventory = fleet(lab, tmp_path, {name: dict(pve_image=str(TEMPLATE), pve_power='stopped', pve_cores=1) for name in names})
+    inventory = fleet(lab, tmp_path, {name: {'pve_image': str(TEMPLATE), 'pve_power': 'stopped', 'pve_cores': 1} for name in names})
     site(lab, tmp_path, inventory, 'inventory-only', extra=('--list-hosts',))
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        runs = list(pool.map(lambda limit: site(lab, tmp_path, None, 'slice-' + limit.replace(',', '-'), extra=('--limit', limit)),
-                             ['app1,app2', 'app3,app4']))
+        runs = list(pool.map(lambda limit: site(lab, tmp_path, None, 'slice-' + limit.replace(',', '-'), extra=('--limit', limit)), ['app1,app2', 'app3,app4']))
     for run in runs:
         ok(run)
     guests = [entry['name'] for entry in api.cluster_vms() if int(entry['vmid']) != TEMPLATE]
@@ -229,8 +285,7 @@ def test_a_guest_cloned_by_hand_from_an_owned_template_is_neither_adopted_silent
     lab_vms.clone(api, 124, 'old1', tags='puls-managed')  # as a release before the owner record tagged its VMs
 
     # Prune on: only what the collection made and no longer declares goes; the hand clone and the legacy VM stay.
-    inventory = fleet(lab, tmp_path, {'web1': dict(pve_image='team-golden', pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway)},
-                      pve_prune=True)
+    inventory = fleet(lab, tmp_path, {'web1': {'pve_image': 'team-golden', 'pve_ip': f'{lab.address(1)}/24', 'pve_gateway': lab.gateway}}, pve_prune=True)
     pruned = ok(site(lab, tmp_path, inventory, 'prune'))
     names = {entry['name'] for entry in api.cluster_vms()}
     assert {'team-golden', 'handmade1', 'web2', 'old1', 'web1'} <= names
@@ -239,7 +294,7 @@ def test_a_guest_cloned_by_hand_from_an_owned_template_is_neither_adopted_silent
     assert [warning for warning in warned if 'old1' in warning and 'no owner record' in warning], warned
 
     # Declared under its name, the hand clone is refused before any write, and the message says how to take it over.
-    inventory['all']['children']['pve_vms']['hosts']['web2'] = dict(pve_image='team-golden', pve_cores=4)
+    inventory['all']['children']['pve_vms']['hosts']['web2'] = {'pve_image': 'team-golden', 'pve_cores': 4}
     before = len(lab.writes())
     refused = site(lab, tmp_path, inventory, 'refused')
     assert refused.rc != 0
@@ -252,14 +307,18 @@ def test_a_guest_cloned_by_hand_from_an_owned_template_is_neither_adopted_silent
 def test_the_provision_files_of_a_vm_are_hashed_once_in_a_run(lab, tmp_path):
     # An include the hash cannot follow makes each hashing of the file warn: the pre-flight's pass hashes it, and the
     # provisioning chain reuses its hashes.
-    write(tmp_path / 'app.yml', '''\
+    write(
+        tmp_path / 'app.yml',
+        '''\
         - hosts: all
           gather_facts: false
           tasks:
             - ansible.builtin.include_tasks: "{{ flavour }}.yml"
-        ''')
-    inventory = fleet(lab, tmp_path, {'web1': dict(pve_image=str(TEMPLATE), pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway,
-                                                   pve_provision=['app.yml'])})
+        ''',
+    )
+    inventory = fleet(
+        lab, tmp_path, {'web1': {'pve_image': str(TEMPLATE), 'pve_ip': f'{lab.address(1)}/24', 'pve_gateway': lab.gateway, 'pve_provision': ['app.yml']}}
+    )
     planned = ok(site(lab, tmp_path, inventory, 'check', check=True))
     assert planned.plans == {'web1': ['create', 'provision app.yml']}
     assert planned.stderr.count('the hash of app.yml does not cover') == 1, planned.stderr

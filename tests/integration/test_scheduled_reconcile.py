@@ -18,9 +18,10 @@ import subprocess
 
 import lab_vms
 import yaml
-from playbooks import REPO, ansible_env
 from test_gitops import STOPPED, git
 from test_plan_equals_run import fleet
+
+from playbooks import REPO, ansible_env
 
 UNITS = REPO / 'examples' / 'systemd'
 INSTALLED_SCRIPT = '/usr/local/bin/puls-reconcile'
@@ -57,12 +58,12 @@ def test_a_tick_pulls_the_repository_detect_reports_a_pushed_change_apply_applie
     first = push(1, 'tick1 with one core')
     git(tmp_path, 'clone', '-q', str(origin), str(checkout))
     history, lock = tmp_path / 'history', tmp_path / 'puls-reconcile.lock'
-    env = ansible_env(tmp_path, dict(lab.env, PULS_REPO=str(checkout), PULS_INVENTORY='inventory.yml',
-                                     PULS_HISTORY_DIR=str(history)), tmp_path / 'tick.results.jsonl')
+    env = ansible_env(
+        tmp_path, dict(lab.env, PULS_REPO=str(checkout), PULS_INVENTORY='inventory.yml', PULS_HISTORY_DIR=str(history)), tmp_path / 'tick.results.jsonl'
+    )
 
     def tick(mode):
-        done = subprocess.run(tick_command(mode, lock), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                              check=False)
+        done = subprocess.run(tick_command(mode, lock), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
         documents = [json.loads(path.read_text()) for path in sorted(history.glob('*.json'))] if history.exists() else []
         return done, documents
 
@@ -80,7 +81,10 @@ def test_a_tick_pulls_the_repository_detect_reports_a_pushed_change_apply_applie
     assert done.returncode == 0, done.stdout + done.stderr
     assert git(checkout, 'rev-parse', 'HEAD') == second
     assert (documents[-1]['check_mode'], documents[-1]['outcome'], documents[-1]['git']) == (
-        True, 'drifted', {'commit': second, 'dirty': False, 'work_tree': str(checkout)})
+        True,
+        'drifted',
+        {'commit': second, 'dirty': False, 'work_tree': str(checkout)},
+    )
     assert {m['name']: m['actions'] for m in documents[-1]['machines']} == {'tick1': ['update']}
     assert 'Plan (check mode: nothing was changed)' in done.stdout and (history / 'index.html').exists()
     assert tick1()['cores'] == 1  # reported, not applied

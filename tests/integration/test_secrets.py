@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 from lab_vms import ssh_key
+
 from playbooks import run_playbook
 
 CI_PASSWORDS = ('Ci-pass-7f3e9a-first', 'Ci-pass-b41c07-second')
@@ -25,23 +26,53 @@ VENDOR_SECRET = 'vendor-secret-9d1a4c6e05'
 VALIDATE_WARNING = 'validate_certs is false'
 
 VM_TASKS = [
-    {'name': 'VM with a cloud-init password and a key',
-     'puls.proxmox.pve_vm': {
-         'name': 'sec1', 'vmid': 140, 'image': '9017', 'node': 'pve1', 'state': 'started', 'cores': '{{ sec_cores }}',
-         'ci_user': 'alice', 'ci_password': "{{ lookup('ansible.builtin.env', 'SECRET_CI_PASSWORD') }}",
-         'ssh_keys': ['{{ sec_public_key }}'], 'ip': '{{ sec_address }}/24', 'gateway': '{{ sec_gateway }}'}},
-    {'name': 'VM with secret user-data',
-     'puls.proxmox.pve_vm': {'name': 'sec2', 'vmid': 141, 'image': '9017', 'node': 'pve1', 'cores': '{{ sec_cores }}',
-                             'user_data': "#cloud-config\nruncmd:\n  - echo {{ lookup('ansible.builtin.env', 'SECRET_USER_DATA') }}\n"}},
-    {'name': 'Seed ISO with secret user-data and vendor-data',
-     'puls.proxmox.pve_iso': {'filename': 'sec-seed.iso', 'node': 'pve1', 'seed': {
-         'user_data': "#cloud-config\nruncmd:\n  - echo {{ lookup('ansible.builtin.env', 'SECRET_SEED') }}\n",
-         'vendor_data': "#cloud-config\nruncmd:\n  - echo {{ lookup('ansible.builtin.env', 'SECRET_VENDOR') }}\n"}}},
+    {
+        'name': 'VM with a cloud-init password and a key',
+        'puls.proxmox.pve_vm': {
+            'name': 'sec1',
+            'vmid': 140,
+            'image': '9017',
+            'node': 'pve1',
+            'state': 'started',
+            'cores': '{{ sec_cores }}',
+            'ci_user': 'alice',
+            'ci_password': "{{ lookup('ansible.builtin.env', 'SECRET_CI_PASSWORD') }}",
+            'ssh_keys': ['{{ sec_public_key }}'],
+            'ip': '{{ sec_address }}/24',
+            'gateway': '{{ sec_gateway }}',
+        },
+    },
+    {
+        'name': 'VM with secret user-data',
+        'puls.proxmox.pve_vm': {
+            'name': 'sec2',
+            'vmid': 141,
+            'image': '9017',
+            'node': 'pve1',
+            'cores': '{{ sec_cores }}',
+            'user_data': "#cloud-config\nruncmd:\n  - echo {{ lookup('ansible.builtin.env', 'SECRET_USER_DATA') }}\n",
+        },
+    },
+    {
+        'name': 'Seed ISO with secret user-data and vendor-data',
+        'puls.proxmox.pve_iso': {
+            'filename': 'sec-seed.iso',
+            'node': 'pve1',
+            'seed': {
+                'user_data': "#cloud-config\nruncmd:\n  - echo {{ lookup('ansible.builtin.env', 'SECRET_SEED') }}\n",
+                'vendor_data': "#cloud-config\nruncmd:\n  - echo {{ lookup('ansible.builtin.env', 'SECRET_VENDOR') }}\n",
+            },
+        },
+    },
 ]
 PLAYS = [
     {'name': 'Machines', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'tasks': VM_TASKS},
-    {'name': 'Provision', 'hosts': 'vms', 'gather_facts': False,
-     'tasks': [{'name': 'Run the chain', 'ansible.builtin.include_role': {'name': 'puls.proxmox.reconcile', 'tasks_from': 'provision'}}]},
+    {
+        'name': 'Provision',
+        'hosts': 'vms',
+        'gather_facts': False,
+        'tasks': [{'name': 'Run the chain', 'ansible.builtin.include_role': {'name': 'puls.proxmox.reconcile', 'tasks_from': 'provision'}}],
+    },
 ]
 
 
@@ -66,38 +97,72 @@ def test_no_secret_reaches_output_results_notes_or_files_in_check_and_real_runs_
     key, public = ssh_key(tmp_path / 'key')
     private_lines = [line for line in key.read_text().splitlines() if line and not line.startswith('-----')]
     write(tmp_path / 'site/one.sh', 'echo one >> "$HOME/marks"\n')
-    write(tmp_path / 'site/two.yml', '- hosts: all\n  gather_facts: false\n  tasks:\n'
-                                     '    - ansible.builtin.command: echo two\n')
-    inventory = {'all': {
-        'hosts': {'localhost': {'ansible_connection': 'local'}},
-        'vars': {'sec_public_key': public, 'sec_address': lab.address(1), 'sec_gateway': lab.gateway},
-        'children': {'vms': {'hosts': {'sec1': {
-            'pve_vmid': 140, 'pve_address': lab.address(1), 'pve_provision': ['site/one.sh', 'site/two.yml'],
-            'pve_ssh_user': 'alice', 'pve_ssh_private_key_file': str(key), 'pve_guest_python': sys.executable,
-            'pve_force_config_check': '{{ sec_force }}'}}}}}}
-    secrets = {'token secret': lab.token_secret, 'root password': lab.password, 'user-data': USER_DATA_SECRET,
-               'seed user-data': SEED_SECRET, 'seed vendor-data': VENDOR_SECRET}
+    write(tmp_path / 'site/two.yml', '- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.command: echo two\n')
+    inventory = {
+        'all': {
+            'hosts': {'localhost': {'ansible_connection': 'local'}},
+            'vars': {'sec_public_key': public, 'sec_address': lab.address(1), 'sec_gateway': lab.gateway},
+            'children': {
+                'vms': {
+                    'hosts': {
+                        'sec1': {
+                            'pve_vmid': 140,
+                            'pve_address': lab.address(1),
+                            'pve_provision': ['site/one.sh', 'site/two.yml'],
+                            'pve_ssh_user': 'alice',
+                            'pve_ssh_private_key_file': str(key),
+                            'pve_guest_python': sys.executable,
+                            'pve_force_config_check': '{{ sec_force }}',
+                        }
+                    }
+                }
+            },
+        }
+    }
+    secrets = {
+        'token secret': lab.token_secret,
+        'root password': lab.password,
+        'user-data': USER_DATA_SECRET,
+        'seed user-data': SEED_SECRET,
+        'seed vendor-data': VENDOR_SECRET,
+    }
     secrets.update(('ci_password %d' % n, value) for n, value in enumerate(CI_PASSWORDS))
     secrets.update(('private key line %d' % n, line) for n, line in enumerate(private_lines))
     (tmp_path / 'tmpdir').mkdir()
     # SSH control sockets of this test's own: ~/.ansible/cp is shared by every lab on the machine, whose guests
     # can have the same address and user (a path of its own in /tmp, as a socket path must be short).
     control_dir = tempfile.mkdtemp(prefix='cp-')
-    base_env = dict(lab.env, ANSIBLE_SSH_CONTROL_PATH_DIR=control_dir, ANSIBLE_REMOTE_TMP=str(tmp_path / 'remote-tmp'),
-                    TMPDIR=str(tmp_path / 'tmpdir'), XDG_CACHE_HOME=str(tmp_path / 'cache'),
-                    SECRET_USER_DATA=USER_DATA_SECRET, SECRET_SEED=SEED_SECRET, SECRET_VENDOR=VENDOR_SECRET)
+    base_env = dict(
+        lab.env,
+        ANSIBLE_SSH_CONTROL_PATH_DIR=control_dir,
+        ANSIBLE_REMOTE_TMP=str(tmp_path / 'remote-tmp'),
+        TMPDIR=str(tmp_path / 'tmpdir'),
+        XDG_CACHE_HOME=str(tmp_path / 'cache'),
+        SECRET_USER_DATA=USER_DATA_SECRET,
+        SECRET_SEED=SEED_SECRET,
+        SECRET_VENDOR=VENDOR_SECRET,
+    )
     token_env = dict(base_env, SECRET_CI_PASSWORD=CI_PASSWORDS[0])
     # The second pair logs in with root@pam's password, with another cloud-init password and a changed VM.
-    password_env = dict(base_env, PROXMOX_TOKEN_NAME='', PROXMOX_TOKEN_SECRET='', PROXMOX_PASSWORD=lab.password,
-                        SECRET_CI_PASSWORD=CI_PASSWORDS[1])
+    password_env = dict(base_env, PROXMOX_TOKEN_NAME='', PROXMOX_TOKEN_SECRET='', PROXMOX_PASSWORD=lab.password, SECRET_CI_PASSWORD=CI_PASSWORDS[1])
 
     runs = []
     try:
-        for name, env, check, cores, force in (('token-check', token_env, True, 1, False), ('token-real', token_env, False, 1, False),
-                                               ('password-check', password_env, True, 2, True),
-                                               ('password-real', password_env, False, 2, True)):
-            run = run_playbook(tmp_path, PLAYS, env, inventory=inventory, check=check, name=name,
-                               extra_args=('-vvv', '-e', 'sec_cores=%d' % cores, '-e', 'sec_force=%s' % force))
+        for name, env, check, cores, force in (
+            ('token-check', token_env, True, 1, False),
+            ('token-real', token_env, False, 1, False),
+            ('password-check', password_env, True, 2, True),
+            ('password-real', password_env, False, 2, True),
+        ):
+            run = run_playbook(
+                tmp_path,
+                PLAYS,
+                env,
+                inventory=inventory,
+                check=check,
+                name=name,
+                extra_args=('-vvv', '-e', 'sec_cores=%d' % cores, '-e', 'sec_force=%s' % force),
+            )
             assert run.rc == 0, run.stdout + run.stderr
             runs.append((name, run))
     finally:
@@ -115,9 +180,8 @@ def test_no_secret_reaches_output_results_notes_or_files_in_check_and_real_runs_
         leaks += secrets_found(secrets, run.stdout, name + ' stdout')
         leaks += secrets_found(secrets, run.stderr, name + ' stderr')
         leaks += secrets_found(secrets, json.dumps(run.results), name + ' results')
-    notes = lab.call(lambda: dict(('VM %d' % vm.vmid, str(vm.config.get('description', ''))) for vm in lab.pve.vms))
-    notes.update(lab.call(lambda: dict(('node ' + node, '\n'.join(config.get('description', ())))
-                                       for node, config in lab.pve.node_configs.items())))
+    notes = lab.call(lambda: {'VM %d' % vm.vmid: str(vm.config.get('description', '')) for vm in lab.pve.vms})
+    notes.update(lab.call(lambda: {'node ' + node: '\n'.join(config.get('description', ())) for node, config in lab.pve.node_configs.items()}))
     assert '[puls-provision: ' in notes['VM 140'] and '[puls-files: ' in notes['node pve1']
     for where, text in notes.items():
         leaks += secrets_found(secrets, text, where + ' notes')
@@ -131,9 +195,11 @@ def test_no_secret_reaches_output_results_notes_or_files_in_check_and_real_runs_
 def test_validate_certs_false_warns_once_per_module_run_and_is_shown_once_per_playbook_run(lab, tmp_path):
     (tmp_path / 'site').mkdir()
     (tmp_path / 'site/one.sh').write_text('true\n')
-    tasks = [{'name': 'VM', 'puls.proxmox.pve_vm': {'name': 'plain1', 'image': '9017', 'node': 'pve1'}},
-             {'name': 'ISO', 'puls.proxmox.pve_iso': {'filename': 'plain.iso', 'node': 'pve1', 'seed': {'user_data': '#cloud-config\npackages: [jq]\n'}}},
-             {'name': 'Notes', 'puls.proxmox.pve_notes_hash': {'name': 'plain1', 'files': ['site/one.sh'], 'state': 'applied'}}]
+    tasks = [
+        {'name': 'VM', 'puls.proxmox.pve_vm': {'name': 'plain1', 'image': '9017', 'node': 'pve1'}},
+        {'name': 'ISO', 'puls.proxmox.pve_iso': {'filename': 'plain.iso', 'node': 'pve1', 'seed': {'user_data': '#cloud-config\npackages: [jq]\n'}}},
+        {'name': 'Notes', 'puls.proxmox.pve_notes_hash': {'name': 'plain1', 'files': ['site/one.sh'], 'state': 'applied'}},
+    ]
     play = [{'name': 'Unverified', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'tasks': tasks}]
     env = dict(lab.env, PROXMOX_VERIFY_SSL='false', PROXMOX_CA_PATH='', XDG_CACHE_HOME=str(tmp_path / 'cache'))
     run = run_playbook(tmp_path, play, env)

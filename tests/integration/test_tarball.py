@@ -25,9 +25,17 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 FQCN = 'puls.proxmox'
 # Plugin directories whose Python files document themselves, by the ansible-doc type they are.
-DOCUMENTED_PLUGIN_TYPES = {'become': 'become', 'cache': 'cache', 'callback': 'callback', 'connection': 'connection',
-                           'filter': 'filter', 'inventory': 'inventory', 'lookup': 'lookup', 'vars': 'vars',
-                           'strategy': 'strategy'}
+DOCUMENTED_PLUGIN_TYPES = {
+    'become': 'become',
+    'cache': 'cache',
+    'callback': 'callback',
+    'connection': 'connection',
+    'filter': 'filter',
+    'inventory': 'inventory',
+    'lookup': 'lookup',
+    'vars': 'vars',
+    'strategy': 'strategy',
+}
 # Plugin directories without documentation of their own: action plugins share their module's; code shared by plugins.
 UNDOCUMENTED_PLUGIN_DIRS = {'action', 'module_utils', 'doc_fragments', 'plugin_utils'}
 # What never belongs in the tarball: the venv, build and lab state, test output, caches, VCS data.
@@ -39,32 +47,33 @@ def tool_env(home, collections_path):
     """The environment of a user's shell with only collections_path on Ansible's collection path: nothing from the
     checkout (no ANSIBLE_* settings, no PYTHONPATH, no site-packages collections)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith('ANSIBLE_') and key != 'PYTHONPATH'}
-    env.update(ANSIBLE_HOME=str(home), ANSIBLE_COLLECTIONS_PATH=str(collections_path),
-               ANSIBLE_COLLECTIONS_SCAN_SYS_PATH='false', ANSIBLE_NOCOLOR='1',
-               PATH='%s%s%s' % (BIN, os.pathsep, env.get('PATH', '')))
+    env.update(
+        ANSIBLE_HOME=str(home),
+        ANSIBLE_COLLECTIONS_PATH=str(collections_path),
+        ANSIBLE_COLLECTIONS_SCAN_SYS_PATH='false',
+        ANSIBLE_NOCOLOR='1',
+        PATH='%s%s%s' % (BIN, os.pathsep, env.get('PATH', '')),
+    )
     return env
 
 
 def run(cmd, cwd, env):
     """Run a tool of the venv; fail with its output unless it exits 0. Returns (stdout, stderr)."""
-    proc = subprocess.run([str(part) for part in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
+    proc = subprocess.run([str(part) for part in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, '%s failed (%d):\n%s\n%s' % (' '.join(map(str, cmd)), proc.returncode, proc.stdout, proc.stderr)
     return proc.stdout, proc.stderr
 
 
 def build_tarball(output_dir, home):
     """ansible-galaxy collection build of this checkout into output_dir; returns the tarball's path."""
-    run([BIN / 'ansible-galaxy', 'collection', 'build', REPO, '--output-path', output_dir], output_dir.parent,
-        tool_env(home, home / 'collections'))
+    run([BIN / 'ansible-galaxy', 'collection', 'build', REPO, '--output-path', output_dir], output_dir.parent, tool_env(home, home / 'collections'))
     (tarball,) = output_dir.glob('puls-proxmox-*.tar.gz')
     return tarball
 
 
 def install_tarball(tarball, collections_path, home):
     """ansible-galaxy collection install of tarball into collections_path (a fresh directory)."""
-    run([BIN / 'ansible-galaxy', 'collection', 'install', '-p', collections_path, tarball], tarball.parent,
-        tool_env(home, collections_path))
+    run([BIN / 'ansible-galaxy', 'collection', 'install', '-p', collections_path, tarball], tarball.parent, tool_env(home, collections_path))
     return collections_path / 'ansible_collections' / 'puls' / 'proxmox'
 
 
@@ -78,8 +87,7 @@ def checkout_modules():
 
 
 def ansible_doc_json(env, cwd, plugin_type, names):
-    stdout, _stderr = run([BIN / 'ansible-doc', '--json', '-t', plugin_type] + ['%s.%s' % (FQCN, name) for name in names],
-                          cwd, env)
+    stdout, _stderr = run([BIN / 'ansible-doc', '--json', '-t', plugin_type] + ['%s.%s' % (FQCN, name) for name in names], cwd, env)
     return json.loads(stdout)
 
 
@@ -112,8 +120,7 @@ def user_env(workdir, installed):
 
 
 def test_tarball_leaves_out_venv_build_lab_test_output_and_caches(members):
-    offending = [name for name in members
-                 if LEFT_OUT_DIRS & set(name.split('/')) or name.startswith(LEFT_OUT_PATHS) or name.endswith('.pyc')]
+    offending = [name for name in members if LEFT_OUT_DIRS & set(name.split('/')) or name.startswith(LEFT_OUT_PATHS) or name.endswith('.pyc')]
     assert not offending, 'build_ignore in galaxy.yml lets these into the tarball: %s' % offending[:20]
 
 
@@ -124,8 +131,7 @@ def test_tarball_carries_every_plugin_role_playbook_and_doc_of_the_checkout(memb
             relative = path.relative_to(REPO)
             if path.is_file() and not LEFT_OUT_DIRS & set(relative.parts) and path.suffix != '.pyc':
                 wanted.append(relative.as_posix())
-    wanted += ['requirements.txt', 'bindep.txt', 'examples/execution-environment.yml', 'changelogs/changelog.yaml',
-               'MANIFEST.json', 'FILES.json']
+    wanted += ['requirements.txt', 'bindep.txt', 'examples/execution-environment.yml', 'changelogs/changelog.yaml', 'MANIFEST.json', 'FILES.json']
     missing = sorted(set(wanted) - set(members))
     assert not missing, 'missing from the tarball: %s' % missing
 
@@ -158,8 +164,7 @@ def test_ansible_doc_renders_every_module_from_the_installed_copy(user_env, work
 
 def test_modules_using_the_connection_fragment_render_its_options_and_action_group(user_env, workdir, installed):
     fragment_options = set(yaml.safe_load(ConnectionFragment.DOCUMENTATION)['options'])
-    users = [name for name in checkout_modules()
-             if 'puls.proxmox.connection' in (REPO / 'plugins' / 'modules' / ('%s.py' % name)).read_text()]
+    users = [name for name in checkout_modules() if 'puls.proxmox.connection' in (REPO / 'plugins' / 'modules' / ('%s.py' % name)).read_text()]
     assert users, 'no module extends the puls.proxmox.connection fragment'
     docs = ansible_doc_json(user_env, workdir, 'module', users)
     runtime = yaml.safe_load((installed[1] / 'meta' / 'runtime.yml').read_text())
@@ -176,9 +181,11 @@ def test_modules_using_the_connection_fragment_render_its_options_and_action_gro
 
 def test_ansible_doc_renders_every_documented_plugin_from_the_installed_copy(user_env, workdir, installed):
     directories = sorted(path.name for path in (REPO / 'plugins').iterdir() if path.is_dir() and path.name != '__pycache__')
-    unknown = [name for name in directories
-               if name not in DOCUMENTED_PLUGIN_TYPES and name not in UNDOCUMENTED_PLUGIN_DIRS and name != 'modules'
-               and checkout_plugins(name)]
+    unknown = [
+        name
+        for name in directories
+        if name not in DOCUMENTED_PLUGIN_TYPES and name not in UNDOCUMENTED_PLUGIN_DIRS and name != 'modules' and checkout_plugins(name)
+    ]
     assert not unknown, 'plugins/%s: teach this test which ansible-doc type they are' % unknown
     rendered = []
     for directory, plugin_type in DOCUMENTED_PLUGIN_TYPES.items():

@@ -14,8 +14,7 @@ import sys
 import pytest
 import yaml
 from integration.test_awx_runner import TEMPLATE_VMID, vms_named
-from integration.test_tarball import (BIN, DOCUMENTED_PLUGIN_TYPES, REPO, build_tarball, checkout_modules, checkout_plugins,
-                                      install_tarball, run, tool_env)
+from integration.test_tarball import BIN, DOCUMENTED_PLUGIN_TYPES, REPO, build_tarball, checkout_modules, checkout_plugins, install_tarball, run, tool_env
 
 
 @pytest.fixture
@@ -28,15 +27,41 @@ def collections_path(tmp_path):
 def test_site_from_the_installed_tarball_creates_the_declared_vm(lab, tmp_path, collections_path):
     """ansible-playbook puls.proxmox.site in a directory of its own, as a user with only the installed copy runs it."""
     inventory = tmp_path / 'inventory.yml'
-    inventory.write_text(yaml.safe_dump({'all': {
-        'vars': {'pve_nodes': lab.nodes},
-        'children': {'pve_vms': {'hosts': {'web1': {
-            'pve_image': TEMPLATE_VMID, 'pve_node': 'pve1', 'pve_cores': 1, 'pve_memory': 1024,
-            'pve_ip': '%s/24' % lab.address(1), 'pve_gateway': lab.gateway, 'pve_power': 'stopped'}}}}}}))
+    inventory.write_text(
+        yaml.safe_dump(
+            {
+                'all': {
+                    'vars': {'pve_nodes': lab.nodes},
+                    'children': {
+                        'pve_vms': {
+                            'hosts': {
+                                'web1': {
+                                    'pve_image': TEMPLATE_VMID,
+                                    'pve_node': 'pve1',
+                                    'pve_cores': 1,
+                                    'pve_memory': 1024,
+                                    'pve_ip': '%s/24' % lab.address(1),
+                                    'pve_gateway': lab.gateway,
+                                    'pve_power': 'stopped',
+                                }
+                            }
+                        }
+                    },
+                }
+            }
+        )
+    )
     env = tool_env(tmp_path / 'home', collections_path)
     env.update(lab.env, ANSIBLE_PYTHON_INTERPRETER=sys.executable)
-    applied = subprocess.run([str(BIN / 'ansible-playbook'), '-i', str(inventory), 'puls.proxmox.site'],
-                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900, check=False)
+    applied = subprocess.run(
+        [str(BIN / 'ansible-playbook'), '-i', str(inventory), 'puls.proxmox.site'],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert re.search(r'^web1\s+: ok=\d+\s+changed=[1-9]', applied.stdout, re.M), applied.stdout
     (web1,) = vms_named(lab, 'web1')

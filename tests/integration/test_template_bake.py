@@ -19,13 +19,19 @@ import textwrap
 import threading
 
 import lab_vms
-from playbooks import run_playbook
 from polling import wait_until
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _template_plan
+from playbooks import run_playbook
 
-BAKE = [{'name': 'Bake', 'hosts': 'pve_templates', 'gather_facts': False, 'tasks': [
-    {'name': 'Bake the template', 'ansible.builtin.include_role': {'name': 'puls.proxmox.reconcile', 'tasks_from': 'template'}}]}]
+BAKE = [
+    {
+        'name': 'Bake',
+        'hosts': 'pve_templates',
+        'gather_facts': False,
+        'tasks': [{'name': 'Bake the template', 'ansible.builtin.include_role': {'name': 'puls.proxmox.reconcile', 'tasks_from': 'template'}}],
+    }
+]
 NAME = 'web-golden'
 BASE = 'site/base.yml'
 
@@ -37,14 +43,19 @@ def write(path, text):
 
 def write_project(root, version='v1', extra_task=''):
     """site/base.yml with the role `os`: an OS identity under $HOME, and a mark naming the role's version."""
-    write(root / BASE, '''\
+    write(
+        root / BASE,
+        '''\
         - name: Base image
           hosts: all
           gather_facts: false
           roles:
             - os
-        ''')
-    write(root / 'site/roles/os/tasks/main.yml', textwrap.dedent('''\
+        ''',
+    )
+    write(
+        root / 'site/roles/os/tasks/main.yml',
+        textwrap.dedent('''\
         - name: Lay down an OS identity and leave a mark
           ansible.builtin.shell: |
             mkdir -p "$HOME/etc/ssh" "$HOME/var/lib/dbus"
@@ -53,13 +64,23 @@ def write_project(root, version='v1', extra_task=''):
             echo host-key > "$HOME/etc/ssh/ssh_host_ed25519_key"
             echo "base {{ os_version }}" >> "$HOME/marks"
           changed_when: true
-        ''') + textwrap.dedent(extra_task))
+        ''')
+        + textwrap.dedent(extra_task),
+    )
     write(root / 'site/roles/os/defaults/main.yml', f'os_version: {version}\n')
 
 
 def inventory(**declared):
-    template = dict(pve_image='ubuntu-24.04-cloud', pve_cores=2, pve_tags=['golden'], pve_provision=[BASE], pve_ssh_user='alice',
-                    pve_guest_python=sys.executable, pve_generalize_root='~alice', pve_template_wait_delay=1)
+    template = {
+        'pve_image': 'ubuntu-24.04-cloud',
+        'pve_cores': 2,
+        'pve_tags': ['golden'],
+        'pve_provision': [BASE],
+        'pve_ssh_user': 'alice',
+        'pve_guest_python': sys.executable,
+        'pve_generalize_root': '~alice',
+        'pve_template_wait_delay': 1,
+    }
     template.update(declared)
     return {'all': {'children': {'pve_templates': {'hosts': {NAME: template}}}}}
 
@@ -72,7 +93,7 @@ def bake(lab, tmp_path, name, check=False, ok=True, **declared):
 
 def role_result(run, task):
     found = [r for r in run.results if r['task'].endswith(' : ' + task) and r['status'] != 'skipped']
-    assert len(found) == 1, 'expected one result of {0!r}, got {1}:\n{2}'.format(task, len(found), run.stdout)
+    assert len(found) == 1, f'expected one result of {task!r}, got {len(found)}:\n{run.stdout}'
     return found[0]['result']
 
 
@@ -133,11 +154,11 @@ def test_a_rebuild_names_its_reason_retires_the_template_linked_clones_use_and_a
     api.run_task('POST', f'/nodes/pve1/qemu/{template_next}/template')
 
     write_project(tmp_path, version='v2')  # the playbook's role changed
-    changed = dict(pve_ip=f'{lab.address(1)}/24', pve_gateway=lab.gateway, pve_cores=4, pve_image='ubuntu-24.04-next')
+    changed = {'pve_ip': f'{lab.address(1)}/24', 'pve_gateway': lab.gateway, 'pve_cores': 4, 'pve_image': 'ubuntu-24.04-next'}
     planned = bake(lab, tmp_path, 'check', check=True, **changed)
     assert role_result(planned, 'Report the bake')['msg'] == (
-        f'{NAME}: rebuild (provision file {BASE} changed; cores 2 -> 4; '
-        'base image changed (now template ubuntu-24.04-next (9018 on pve1)))')
+        f'{NAME}: rebuild (provision file {BASE} changed; cores 2 -> 4; base image changed (now template ubuntu-24.04-next (9018 on pve1)))'
+    )
 
     rebuilt = bake(lab, tmp_path, 'rebuild', **changed)
     previous = role_result(rebuilt, 'Convert the build VM into the template')['previous']
@@ -150,11 +171,15 @@ def test_a_rebuild_names_its_reason_retires_the_template_linked_clones_use_and_a
     api.run_task('POST', '/nodes/pve1/qemu/300/status/start')
     assert api.get('/nodes/pve1/qemu/300/status/current')['status'] == 'running'
 
-    write_project(tmp_path, version='v3', extra_task='''\
+    write_project(
+        tmp_path,
+        version='v3',
+        extra_task='''\
         - name: Install the web tier
           ansible.builtin.command: sh -c 'echo "no space left for the web tier" >&2; exit 3'
           changed_when: true
-        ''')
+        ''',
+    )
     # The first destroy of the failed build ends in a task error: it is tried again, so no build VM stays behind
     # for the next run to wait for.
     lab.call(lambda: lab.pve.fail('DELETE', '/nodes/{node}/qemu/{vmid}', error='failed_remove_config_file', times=1))
@@ -170,18 +195,22 @@ def test_a_rebuild_names_its_reason_retires_the_template_linked_clones_use_and_a
 
 def test_a_second_run_waits_for_the_build_another_run_is_making_and_clones_nothing(lab, tmp_path):
     release = tmp_path / 'release'
-    write_project(tmp_path, extra_task=f'''\
+    write_project(
+        tmp_path,
+        extra_task=f'''\
         - name: Hold the build until the test releases it
           ansible.builtin.wait_for:
             path: {release}
             timeout: 120
-        ''')
+        ''',
+    )
     first = {}
     runner = threading.Thread(target=lambda: first.update(run=bake(lab, tmp_path, 'first')))
     runner.start()
     # The first run's build VM is up and provisioning (it is blocked in the playbook) before the second run starts.
-    wait_until(lambda: not runner.is_alive() or any((lab.guest(vmid).home / 'marks').exists()
-                                                    for vmid, _config in guests(lab).values() if vmid != lab_vms.TEMPLATE))
+    wait_until(
+        lambda: not runner.is_alive() or any((lab.guest(vmid).home / 'marks').exists() for vmid, _config in guests(lab).values() if vmid != lab_vms.TEMPLATE)
+    )
     assert runner.is_alive(), 'the first run ended before its build was held: %s' % first
     building = {vmid for vmid, config in guests(lab).values() if 'puls-building' in (config.get('tags') or '')}
     queries = len(_lease_reads(lab))

@@ -17,8 +17,9 @@ import threading
 from urllib.parse import parse_qsl
 
 import lab_vms
-from playbooks import run_playbook
 from polling import wait_until
+
+from playbooks import run_playbook
 
 SITE = '- import_playbook: puls.proxmox.site\n'
 NODE = 'pve1'
@@ -32,8 +33,7 @@ def fleet(lab, templates, vms, **cluster):
 
 
 def site(lab, tmp_path, inventory, name, check=False, limit=None):
-    return run_playbook(tmp_path, SITE, lab.env, inventory=inventory, check=check, name=name,
-                        extra_args=('--limit', limit) if limit else ())
+    return run_playbook(tmp_path, SITE, lab.env, inventory=inventory, check=check, name=name, extra_args=('--limit', limit) if limit else ())
 
 
 def template(api, vmid, name, tags='puls-managed'):
@@ -52,8 +52,7 @@ def guests(api):
 
 
 def forms(lab, method, suffix):
-    return [(request.path, dict(parse_qsl(request.body))) for request in lab.requests()
-            if request.method == method and request.path.endswith(suffix)]
+    return [(request.path, dict(parse_qsl(request.body))) for request in lab.requests() if request.method == method and request.path.endswith(suffix)]
 
 
 def resource_reads(lab):
@@ -62,13 +61,14 @@ def resource_reads(lab):
 
 def pruned(run):
     """The names of the guests prune destroyed (or plans to, in check mode), in order."""
-    return [record['result']['ansible_facts']['puls_plan']['name'] for record in run.results
-            if record['task'].endswith('Record the plan') and record['status'] == 'ok'
-            and record['result']['ansible_facts']['puls_plan']['actions'] == ['prune']]
+    return [
+        record['result']['ansible_facts']['puls_plan']['name']
+        for record in run.results
+        if record['task'].endswith('Record the plan') and record['status'] == 'ok' and record['result']['ansible_facts']['puls_plan']['actions'] == ['prune']
+    ]
 
 
-def test_a_vm_waits_for_the_template_another_run_builds_clones_the_new_one_and_prune_takes_the_old_one_after_its_clone(
-        lab, tmp_path):
+def test_a_vm_waits_for_the_template_another_run_builds_clones_the_new_one_and_prune_takes_the_old_one_after_its_clone(lab, tmp_path):
     api = lab_vms.client(lab)
     template(api, 200, 'web-golden')
     api.wait_task(api.create_vm(f'/nodes/{NODE}/qemu/200/clone', 210, name='legacy1', full=0), 60)
@@ -76,9 +76,8 @@ def test_a_vm_waits_for_the_template_another_run_builds_clones_the_new_one_and_p
     api.put(f'/nodes/{NODE}/qemu/210/config', **lab_vms.owned(210, notes=api.vm_config(NODE, 210)['description']))
     # Another run's build of web-golden, provisioned and about to be converted.
     lab_vms.clone(api, 120, 'web-golden-build', tags='puls-building;puls-managed')
-    declared_vm = dict(pve_image='web-golden', pve_linked_clone=True, pve_power='stopped')
-    inventory = fleet(lab, {'web-golden': dict(pve_image='ubuntu-24.04-cloud')},
-                      {'app1': declared_vm, 'legacy1': declared_vm}, pve_prune=True)
+    declared_vm = {'pve_image': 'web-golden', 'pve_linked_clone': True, 'pve_power': 'stopped'}
+    inventory = fleet(lab, {'web-golden': {'pve_image': 'ubuntu-24.04-cloud'}}, {'app1': declared_vm, 'legacy1': declared_vm}, pve_prune=True)
 
     clones, reads = len(forms(lab, 'POST', '/clone')), resource_reads(lab)
     waiting = {}
@@ -89,10 +88,17 @@ def test_a_vm_waits_for_the_template_another_run_builds_clones_the_new_one_and_p
     assert runner.is_alive() and len(forms(lab, 'POST', '/clone')) == clones, waiting
     other_run = tmp_path / 'other-run'
     other_run.mkdir()
-    conversion = {'name': 'Convert', 'puls.proxmox.pve_template': {'name': 'web-golden', 'vmid': 120, 'state': 'converted',
-                                                                   'spec': {'image': 'ubuntu-24.04-cloud'}}}
-    converted = run_playbook(other_run, [{'name': 'End the other run', 'hosts': 'localhost', 'gather_facts': False,
-                                          'tasks': [conversion]}], lab.env, inventory=LOCALHOST, name='convert')
+    conversion = {
+        'name': 'Convert',
+        'puls.proxmox.pve_template': {'name': 'web-golden', 'vmid': 120, 'state': 'converted', 'spec': {'image': 'ubuntu-24.04-cloud'}},
+    }
+    converted = run_playbook(
+        other_run,
+        [{'name': 'End the other run', 'hosts': 'localhost', 'gather_facts': False, 'tasks': [conversion]}],
+        lab.env,
+        inventory=LOCALHOST,
+        name='convert',
+    )
     runner.join(300)
     run = waiting['run']
     assert run.rc == 0 and converted.rc == 0, run.stdout + converted.stdout
@@ -125,25 +131,33 @@ def test_templates_in_a_cycle_and_images_matching_nothing_or_several_templates_a
     template(api, 9020, 'debian-13-a', tags='')
     template(api, 9021, 'debian-13-b', tags='')
     setup = len(lab.writes())
-    templates = {'a-golden': dict(pve_image='b-golden'), 'b-golden': dict(pve_image='a-golden'),
-                 'c-golden': dict(pve_image='d-golden'), 'd-golden': dict(pve_image='e-golden'), 'e-golden': dict(pve_image='c-golden'),
-                 'self-golden': dict(pve_image='self-golden'), 'f-golden': dict(pve_image='debian-13'),
-                 'g-golden': dict(pve_image='fedora'), 'h-golden': dict(pve_image='ubuntu-24.04-cloud')}
-    vms = {'web1': dict(pve_image='debian'), 'web2': dict(pve_image='h-golden')}
+    templates = {
+        'a-golden': {'pve_image': 'b-golden'},
+        'b-golden': {'pve_image': 'a-golden'},
+        'c-golden': {'pve_image': 'd-golden'},
+        'd-golden': {'pve_image': 'e-golden'},
+        'e-golden': {'pve_image': 'c-golden'},
+        'self-golden': {'pve_image': 'self-golden'},
+        'f-golden': {'pve_image': 'debian-13'},
+        'g-golden': {'pve_image': 'fedora'},
+        'h-golden': {'pve_image': 'ubuntu-24.04-cloud'},
+    }
+    vms = {'web1': {'pve_image': 'debian'}, 'web2': {'pve_image': 'h-golden'}}
 
     run = site(lab, tmp_path, fleet(lab, templates, vms), 'refused')
 
     assert run.rc != 0
     message = run.one('puls.proxmox.reconcile : Check the declared machines against each other and the cluster', 'a-golden')['msg']
     assert message.startswith('Nothing was changed: ')
-    for problem in ('a-golden and b-golden are built from each other in a cycle (pve_image: a-golden -> b-golden -> a-golden)',
-                    'c-golden and d-golden and e-golden are built from each other in a cycle '
-                    '(pve_image: c-golden -> d-golden -> e-golden -> c-golden)',
-                    'self-golden: pve_image is self-golden, the template itself',
-                    "f-golden: pve_image 'debian-13' is ambiguous: 2 templates whose names contain it: template debian-13-a (9020 on pve1), "
-                    'template debian-13-b (9021 on pve1); give a longer part of the name or the VMID',
-                    'g-golden: pve_image is fedora, which is neither a template declared in this inventory',
-                    "web1: pve_image 'debian' is ambiguous"):
+    for problem in (
+        'a-golden and b-golden are built from each other in a cycle (pve_image: a-golden -> b-golden -> a-golden)',
+        'c-golden and d-golden and e-golden are built from each other in a cycle (pve_image: c-golden -> d-golden -> e-golden -> c-golden)',
+        'self-golden: pve_image is self-golden, the template itself',
+        "f-golden: pve_image 'debian-13' is ambiguous: 2 templates whose names contain it: template debian-13-a (9020 on pve1), "
+        'template debian-13-b (9021 on pve1); give a longer part of the name or the VMID',
+        'g-golden: pve_image is fedora, which is neither a template declared in this inventory',
+        "web1: pve_image 'debian' is ambiguous",
+    ):
         assert problem in message, message
     assert 'h-golden' not in message and 'web2' not in message
     assert lab.writes()[setup:] == []

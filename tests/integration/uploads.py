@@ -15,7 +15,7 @@ def uploads_by_filename(lab):
     (an out-of-order body raises lab.pve.transfer.UploadRefused here)."""
     bodies = lab.call(lambda: list(lab.pve.upload_bodies))
     parsed = [parse_upload(content_type, body) for content_type, body in bodies]
-    return dict((fields['filename'], (fields, data)) for fields, data in parsed)
+    return {fields['filename']: (fields, data) for fields, data in parsed}
 
 
 def assert_pve_ordered_upload(lab, volid):
@@ -24,6 +24,5 @@ def assert_pve_ordered_upload(lab, volid):
     content = storage_content.split(':', 1)[1]
     fields, data = uploads_by_filename(lab)[filename]
     assert list(fields) == ['content', 'checksum-algorithm', 'checksum', 'filename'], fields
-    assert fields == {'content': content, 'checksum-algorithm': 'sha256', 'checksum': hashlib.sha256(data).hexdigest(),
-                      'filename': filename}
+    assert fields == {'content': content, 'checksum-algorithm': 'sha256', 'checksum': hashlib.sha256(data).hexdigest(), 'filename': filename}
     assert data == lab.volume_bytes(volid)

@@ -22,15 +22,15 @@ def dns_record(text):
     except ValueError:
         address = None
     if not (name and address):
-        raise argparse.ArgumentTypeError('expected NAME=IPV4-ADDRESS, got {0!r}'.format(text))
+        raise argparse.ArgumentTypeError(f'expected NAME=IPV4-ADDRESS, got {text!r}')
     return name, address
 
 
 def write_ssh_connections(lab):
     """'<vmid> <count>' per guest and 'total <count>', renamed into place so a reader never sees half a file."""
     counts = lab.call(lambda: sorted((vmid, guest.connections) for vmid, guest in lab.guests.guests.items()))
-    lines = ['{0} {1}\n'.format(vmid, count) for vmid, count in counts]
-    lines.append('total {0}\n'.format(lab.ssh_connections()))
+    lines = [f'{vmid} {count}\n' for vmid, count in counts]
+    lines.append(f'total {lab.ssh_connections()}\n')
     partial = lab.state_dir / 'ssh-connections.partial'
     partial.write_text(''.join(lines))
     partial.replace(lab.state_dir / 'ssh-connections')
@@ -39,10 +39,15 @@ def write_ssh_connections(lab):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='python -m lab', description=__doc__.splitlines()[0])
     parser.add_argument('--state-dir', default='.lab', help='where the lab keeps its files (default .lab)')
-    parser.add_argument('--time-scale', type=float, default=1.0,
-                        help='real seconds per PVE second; 0 ends tasks before their request returns (default 1)')
-    parser.add_argument('--dns', type=dns_record, action='append', default=[], metavar='NAME=ADDRESS',
-                        help="an A record in the lab's DNS zone (NAME relative to the zone, e.g. web2); repeatable")
+    parser.add_argument('--time-scale', type=float, default=1.0, help='real seconds per PVE second; 0 ends tasks before their request returns (default 1)')
+    parser.add_argument(
+        '--dns',
+        type=dns_record,
+        action='append',
+        default=[],
+        metavar='NAME=ADDRESS',
+        help="an A record in the lab's DNS zone (NAME relative to the zone, e.g. web2); repeatable",
+    )
     args = parser.parse_args(argv)
     stopping = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -51,7 +56,7 @@ def main(argv=None):
         for name, address in args.dns:
             lab.dns.set(name, address)
         signal.signal(signal.SIGUSR1, lambda *_: write_ssh_connections(lab))
-        lines = ''.join('{0}={1}\n'.format(name, value) for name, value in lab.env.items())
+        lines = ''.join(f'{name}={value}\n' for name, value in lab.env.items())
         (lab.state_dir / 'env').write_text(lines)
         sys.stdout.write(lines)
         sys.stdout.flush()

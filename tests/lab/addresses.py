@@ -27,20 +27,20 @@ def next_block():
     wraps, third = divmod(next(_counter), 250)
     # Past 250 labs a worker moves to another second octet, clear of the other workers' (up to 16).
     second = 10 + (worker_index() + 16 * wraps) % 240
-    return '127.{0}.{1}'.format(second, third + 1)
+    return f'127.{second}.{third + 1}'
 
 
-class AddressBlock(object):
+class AddressBlock:
     """The addresses of one lab, from its prefix ('127.77.0')."""
 
     def __init__(self, prefix):
         network = ipaddress.ip_network(prefix + '.0/24')
         if not network.subnet_of(ipaddress.ip_network('127.0.0.0/8')):
-            raise ValueError('the lab only uses loopback addresses, not {0}'.format(prefix))
+            raise ValueError(f'the lab only uses loopback addresses, not {prefix}')
         self.prefix = prefix
 
     def host(self, n):
-        return '{0}.{1}'.format(self.prefix, n)
+        return f'{self.prefix}.{n}'
 
     @property
     def api(self):
@@ -61,7 +61,7 @@ class AddressBlock(object):
     def static(self, n):
         """The n-th static address for tests to declare (n from 1)."""
         if n + 10 not in STATIC:
-            raise ValueError('static addresses are numbered 1..{0}'.format(len(STATIC)))
+            raise ValueError(f'static addresses are numbered 1..{len(STATIC)}')
         return self.host(n + 10)
 
     def dhcp_range(self):

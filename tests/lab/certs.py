@@ -16,18 +16,23 @@ VALIDITY = datetime.timedelta(days=30)
 def _write_key(path, key):
     # Private keys are for this process only: owner read/write, whatever the umask.
     with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 'wb') as out:
-        out.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.NoEncryption()))
+        out.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
 
 
 def _builder(subject, issuer, public_key):
-    now = datetime.datetime.now(datetime.timezone.utc)
-    return (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(public_key)
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + VALIDITY))
+    now = datetime.datetime.now(datetime.UTC)
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(public_key)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + VALIDITY)
+    )
 
 
-class LabCa(object):
+class LabCa:
     """A private CA whose certificate clients trust (PROXMOX_CA_PATH) and which signs each lab's API certificate."""
 
     def __init__(self, certfile, key, cert):
@@ -40,12 +45,25 @@ class LabCa(object):
         """A new CA, its certificate written to directory/ca.crt."""
         key = ec.generate_private_key(ec.SECP256R1())
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, 'puls.proxmox lab CA')])
-        cert = (_builder(name, name, key.public_key())
-                .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-                .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
-                                             data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                                             crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
-                .sign(key, hashes.SHA256()))
+        cert = (
+            _builder(name, name, key.public_key())
+            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(
+                x509.KeyUsage(
+                    digital_signature=False,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    key_cert_sign=True,
+                    crl_sign=True,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+            .sign(key, hashes.SHA256())
+        )
         os.makedirs(directory, exist_ok=True)
         certfile = os.path.join(str(directory), 'ca.crt')
         with open(certfile, 'wb') as out:
@@ -57,11 +75,13 @@ class LabCa(object):
         key = ec.generate_private_key(ec.SECP256R1())
         subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
         names = x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(host)), x509.DNSName('localhost')])
-        cert = (_builder(subject, self._cert.subject, key.public_key())
-                .add_extension(names, critical=False)
-                .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-                .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-                .sign(self._key, hashes.SHA256()))
+        cert = (
+            _builder(subject, self._cert.subject, key.public_key())
+            .add_extension(names, critical=False)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .sign(self._key, hashes.SHA256())
+        )
         certfile = os.path.join(str(directory), 'pve.crt')
         keyfile = os.path.join(str(directory), 'pve.key')
         with open(certfile, 'wb') as out:

@@ -8,8 +8,13 @@ import shutil
 
 SYSTEM_DIR = '.system'
 # The guest's own files in place of the machine's: (path in the guest, initial content; None for a directory).
-GUEST_FILES = (('etc/machine-id', '{machine_id}\n'), ('etc/ssh', None), ('etc/ssh/ssh_host_ed25519_key', 'lab host key\n'),
-               ('var/lib/dbus', None), ('var/lib/dbus/machine-id', '{machine_id}\n'))
+GUEST_FILES = (
+    ('etc/machine-id', '{machine_id}\n'),
+    ('etc/ssh', None),
+    ('etc/ssh/ssh_host_ed25519_key', 'lab host key\n'),
+    ('var/lib/dbus', None),
+    ('var/lib/dbus/machine-id', '{machine_id}\n'),
+)
 CONFINED = ('/etc/machine-id', '/etc/ssh', '/var/lib/dbus')
 
 
@@ -32,7 +37,7 @@ def confined(argv, home, machine_id):
     Needs unshare(1): as root a mount namespace, otherwise a user namespace with one too (unshare -r).
     """
     root = system_root(home, machine_id)
-    binds = ' && '.join('mount --bind "$0{0}" {0}'.format(path) for path in CONFINED if os.path.exists(path))
+    binds = ' && '.join(f'mount --bind "$0{path}" {path}' for path in CONFINED if os.path.exists(path))
     unshare = [shutil.which('unshare') or 'unshare', '--mount', '--propagation', 'private']
     if os.geteuid() != 0:
         unshare.append('--map-root-user')

@@ -1,7 +1,7 @@
 """The lab's DHCP server, reduced to its lease table: one address per MAC, kept for the lab's lifetime."""
 
 
-class DhcpPool(object):
+class DhcpPool:
     def __init__(self, addresses):
         self.addresses = tuple(addresses)
         # MAC (upper case) -> address

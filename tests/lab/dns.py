@@ -19,7 +19,7 @@ PORT = 53
 TTL = 60
 
 
-class LabDns(object):
+class LabDns:
     """The zone's A records; lab.dns.set('web1', '127.10.1.11') answers web1.<domain>."""
 
     def __init__(self, address, domain='lab.test', port=PORT):
@@ -35,7 +35,7 @@ class LabDns(object):
     @property
     def server(self):
         """host:port, as PROXMOX_DNS_SERVERS takes it."""
-        return '{0}:{1}'.format(self.address, self.port)
+        return f'{self.address}:{self.port}'
 
     def _name(self, name):
         """The absolute name of 'web1' or 'web1.lab.test' (with or without the final dot)."""

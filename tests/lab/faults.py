@@ -61,6 +61,7 @@ SSH_LISTEN_DELAY = (2.0, 6.0)
 @dataclasses.dataclass
 class Fault:
     """One fault of a schedule: kind, start (real seconds after start()), duration, and draws for what it hits."""
+
     kind: str
     at: float
     secs: float
@@ -69,7 +70,7 @@ class Fault:
     detail: str = ''
 
 
-class FaultDriver(object):
+class FaultDriver:
     def __init__(self, lab, seed):
         self.lab = lab
         self.random = random.Random(seed)
@@ -94,8 +95,15 @@ class FaultDriver(object):
         while len(faults) < count:
             kind = self.random.choice(list(kinds))
             shortest, longest = DURATIONS[kind]
-            faults.append(Fault(kind, round(self.random.uniform(0, window), 2), round(self.random.uniform(shortest, longest), 2),
-                                self.random.random(), self.random.randrange(1 << 16)))
+            faults.append(
+                Fault(
+                    kind,
+                    round(self.random.uniform(0, window), 2),
+                    round(self.random.uniform(shortest, longest), 2),
+                    self.random.random(),
+                    self.random.randrange(1 << 16),
+                )
+            )
         return sorted(faults, key=lambda fault: fault.at)
 
     def start(self, faults):
@@ -147,7 +155,7 @@ class FaultDriver(object):
         if not vms:
             return None
         vm = vms[int(fault.pick * len(vms))]
-        fault.detail = 'VM {0}'.format(vm.vmid)
+        fault.detail = f'VM {vm.vmid}'
         return vm
 
     def _scaled(self, real_secs):
@@ -158,7 +166,7 @@ class FaultDriver(object):
 
     def _flaky_network(self, fault):
         self.pve.flaky_network(drop_rate=DROP_RATE, hang_rate=HANG_RATE, hang_secs=self._scaled(HANG_SECS), seed=fault.variant)
-        fault.detail = '{0:.0%} dropped, {1:.0%} hung {2:.0f} s'.format(DROP_RATE, HANG_RATE, HANG_SECS)
+        fault.detail = f'{DROP_RATE:.0%} dropped, {HANG_RATE:.0%} hung {HANG_SECS:.0f} s'
         return self.pve.flaky_network
 
     async def _config_lock(self, fault):
@@ -181,17 +189,19 @@ class FaultDriver(object):
         def undo():
             if vm.lock == 'backup':
                 self.pve.unlock(vm.vmid)
+
         return undo
 
     def _task_error(self, fault):
         method, suffix, error = TASK_ERRORS[fault.variant % len(TASK_ERRORS)]
         self.pve.fail(method, suffix, error=error, times=1)
-        fault.detail = '{0} {1}: {2}'.format(method, suffix, error)
+        fault.detail = f'{method} {suffix}: {error}'
 
         def undo():
             # fakepve drops the rule once it answered its one request.
             if self.pve.failures.pop((method, suffix), None) is None:
                 self.hit['task_error'] += 1
+
         return undo
 
     def _revoked_tickets(self, fault):
@@ -211,11 +221,12 @@ class FaultDriver(object):
         before = {vm: vm.shutdown_secs for vm in vms}
         for vm in vms:
             vm.shutdown_secs = SLOW_SHUTDOWN_SECS
-        fault.detail = '{0} VMs'.format(len(vms))
+        fault.detail = f'{len(vms)} VMs'
 
         def undo():
             for vm, secs in before.items():
                 vm.shutdown_secs = secs
+
         return undo
 
     def _guest_knobs(self, fault, knobs):
@@ -237,15 +248,16 @@ class FaultDriver(object):
             for guest in set(fleet.guests.values()) - set(before):
                 for knob in knobs:
                     setattr(guest, knob, 0.0)
+
         return undo
 
     def _slow_ssh(self, fault):
         delay = round(random.Random(fault.variant).uniform(*SSH_DELAY), 1)
-        fault.detail = 'auth after {0} s'.format(delay)
+        fault.detail = f'auth after {delay} s'
         return self._guest_knobs(fault, {'ssh_delay': delay})
 
     def _slow_cloud_init(self, fault):
         draw = random.Random(fault.variant)
         cloud_init, listen = round(draw.uniform(*CLOUD_INIT_DELAY), 1), round(draw.uniform(*SSH_LISTEN_DELAY), 1)
-        fault.detail = 'SSH listens {0} s and cloud-init is done {1} s after boot'.format(listen, cloud_init)
+        fault.detail = f'SSH listens {listen} s and cloud-init is done {cloud_init} s after boot'
         return self._guest_knobs(fault, {'cloud_init_delay': cloud_init, 'ssh_listen_delay': listen})

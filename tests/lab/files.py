@@ -16,10 +16,10 @@ CHECKSUMS = ('md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512')
 
 def checksums(data):
     """{algorithm: hex digest} for every algorithm PVE's download-url accepts."""
-    return dict((name, hashlib.new(name, data).hexdigest()) for name in CHECKSUMS)
+    return {name: hashlib.new(name, data).hexdigest() for name in CHECKSUMS}
 
 
-class ServedFiles(object):
+class ServedFiles:
     """Files served at http://<address>/<name>; starts with images.seed_files()."""
 
     def __init__(self, address, port=PORT):
@@ -32,10 +32,10 @@ class ServedFiles(object):
 
     @property
     def base_url(self):
-        return 'http://{0}{1}'.format(self.address, '' if self.port == PORT else ':{0}'.format(self.port))
+        return 'http://{0}{1}'.format(self.address, '' if self.port == PORT else f':{self.port}')
 
     def url(self, name):
-        return '{0}/{1}'.format(self.base_url, urllib.parse.quote(name))
+        return f'{self.base_url}/{urllib.parse.quote(name)}'
 
     def serve(self, name, data):
         """Add or replace a file: returns (url, checksums)."""
@@ -47,7 +47,7 @@ class ServedFiles(object):
         prefix = self.base_url + '/'
         if not url.startswith(prefix):
             return None
-        name = urllib.parse.unquote(url[len(prefix):].split('?', 1)[0])
+        name = urllib.parse.unquote(url[len(prefix) :].split('?', 1)[0])
         if name in self.files:
             self.fetched.append(name)
         return self.files.get(name)

@@ -1,7 +1,7 @@
 """pytest fixtures: `lab`, a fresh lab per test; `lab_ca`, the CA every lab of the session uses.
 
-    @pytest.mark.lab(time_scale=0.01, clone_secs=5)
-    def test_x(lab): ...
+@pytest.mark.lab(time_scale=0.01, clone_secs=5)
+def test_x(lab): ...
 """
 
 import pytest
@@ -26,7 +26,6 @@ def lab(request, tmp_path, lab_ca):
     options = dict(marker.kwargs) if marker else {}
     unknown = set(options) - set(OPTIONS)
     if unknown or (marker and marker.args):
-        raise pytest.UsageError('the lab marker takes {0}, not {1}'.format(
-            ', '.join(OPTIONS), sorted(unknown) or 'positional arguments'))
+        raise pytest.UsageError('the lab marker takes {0}, not {1}'.format(', '.join(OPTIONS), sorted(unknown) or 'positional arguments'))
     with Lab(tmp_path / 'lab', ca=lab_ca, **options) as running:
         yield running

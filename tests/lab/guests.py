@@ -34,7 +34,7 @@ log = logging.getLogger('lab.guests')
 Boot = collections.namedtuple('Boot', 'started_at user keys address mac prefix')
 
 
-class Guest(object):
+class Guest:
     """One VMID's guest: its files, knobs and counters (lab.guest(vmid)). Knobs apply from the next boot
     (ssh_delay at once)."""
 
@@ -45,7 +45,7 @@ class Guest(object):
         self.bin = self.root / 'bin'
         self.cloud_init_state = self.root / 'cloud-init'
         # Its /etc/machine-id until a generalization empties it (lab/confine.py: HOME/.system/etc/machine-id).
-        self.machine_id = '{0:032x}'.format(vmid)
+        self.machine_id = f'{vmid:032x}'
         self._fleet = fleet
         # Knobs: seconds before cloud-init reports done (None: until finish_cloud_init()); report error instead;
         # seconds before SSH auth answers; seconds after boot before SSH listens (a slow boot).
@@ -124,7 +124,7 @@ class Guest(object):
         if boot.address is None:
             self.error = 'no address: net0 missing, or the DHCP pool is exhausted'
         elif not is_loopback(boot.address):
-            self.error = '{0} is not a loopback address: the lab serves no SSH there'.format(boot.address)
+            self.error = f'{boot.address} is not a loopback address: the lab serves no SSH there'
         if self.error:
             return
         self.host_key = self.host_key or asyncssh.generate_private_key('ssh-ed25519')
@@ -144,7 +144,7 @@ class Guest(object):
         try:
             await endpoint.start()
         except OSError as exc:
-            self.error = 'SSH on {0}:{1}: {2}'.format(boot.address, port, exc)
+            self.error = f'SSH on {boot.address}:{port}: {exc}'
             log.warning('guest %s: %s', self.vmid, self.error)
             return
         self.endpoint = endpoint
@@ -166,8 +166,7 @@ def agent_answers(boot):
     eth0 = {'name': 'eth0', 'hardware-address': (boot.mac or '').lower(), 'ip-addresses': []}
     if boot.address:
         eth0['ip-addresses'].append({'ip-address': boot.address, 'ip-address-type': 'ipv4', 'prefix': boot.prefix})
-    lo = {'name': 'lo', 'hardware-address': '00:00:00:00:00:00',
-          'ip-addresses': [{'ip-address': '127.0.0.1', 'ip-address-type': 'ipv4', 'prefix': 8}]}
+    lo = {'name': 'lo', 'hardware-address': '00:00:00:00:00:00', 'ip-addresses': [{'ip-address': '127.0.0.1', 'ip-address-type': 'ipv4', 'prefix': 8}]}
     return {'interfaces': [lo, eth0]}
 
 
@@ -182,7 +181,7 @@ def _public_keys(sshkeys):
     return frozenset(blobs)
 
 
-class GuestFleet(object):
+class GuestFleet:
     """All guests of a lab and the watcher that boots and powers them off as the model's VMs change."""
 
     def __init__(self, pve, root, dhcp, ssh_port=22):
@@ -231,7 +230,7 @@ class GuestFleet(object):
             await self._sync()
 
     async def _sync(self):
-        vms = dict((vm.vmid, vm) for vm in self.pve.vms)
+        vms = {vm.vmid: vm for vm in self.pve.vms}
         for vmid, guest in list(self.guests.items()):
             if guest.vm is not None and vms.get(vmid) is not guest.vm:
                 await guest.power_off()
@@ -266,5 +265,4 @@ class GuestFleet(object):
         else:
             interface = ipaddress.ip_interface(ip)
             address, prefix = str(interface.ip), interface.network.prefixlen
-        return Boot(vm.started_at, values.get('ciuser') or DEFAULT_USER, _public_keys(values.get('sshkeys')),
-                    address, mac, prefix)
+        return Boot(vm.started_at, values.get('ciuser') or DEFAULT_USER, _public_keys(values.get('sshkeys')), address, mac, prefix)

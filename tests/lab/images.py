@@ -7,7 +7,7 @@ import struct
 
 import pycdlib
 
-GIB = 1024 ** 3
+GIB = 1024**3
 QCOW2_MAGIC = b'QFI\xfb'
 CLUSTER_BITS = 16
 CLUSTER = 1 << CLUSTER_BITS
@@ -19,10 +19,11 @@ def qcow2(virtual_size):
     l2_span = CLUSTER * (CLUSTER // 8)  # bytes one L2 table maps
     l1_size = -(-virtual_size // l2_span)
     refcount_table, refcount_block, l1_table = CLUSTER, 2 * CLUSTER, 3 * CLUSTER
-    header = struct.pack('>4sIQIIQIIQQIIQQQQII', QCOW2_MAGIC, 3, 0, 0, CLUSTER_BITS, virtual_size, 0, l1_size,
-                         l1_table, refcount_table, 1, 0, 0, 0, 0, 0, 4, 104)
+    header = struct.pack(
+        '>4sIQIIQIIQQIIQQQQII', QCOW2_MAGIC, 3, 0, 0, CLUSTER_BITS, virtual_size, 0, l1_size, l1_table, refcount_table, 1, 0, 0, 0, 0, 0, 4, 104
+    )
     image = bytearray(4 * CLUSTER)
-    image[:len(header)] = header  # followed by the end-of-extensions marker: 8 zero bytes
+    image[: len(header)] = header  # followed by the end-of-extensions marker: 8 zero bytes
     struct.pack_into('>Q', image, refcount_table, refcount_block)
     struct.pack_into('>4H', image, refcount_block, 1, 1, 1, 1)  # the four clusters in use
     return bytes(image)
@@ -40,21 +41,20 @@ def iso(volume_id, files):
     image = pycdlib.PyCdlib()
     image.new(interchange_level=3, joliet=3, rock_ridge='1.09', vol_ident=volume_id)
     for name, data in sorted(files.items()):
-        image.add_fp(io.BytesIO(data), len(data), '/{0};1'.format(name.upper()[:8]), rr_name=name,
-                     joliet_path='/' + name)
+        image.add_fp(io.BytesIO(data), len(data), f'/{name.upper()[:8]};1', rr_name=name, joliet_path='/' + name)
     out = io.BytesIO()
     image.write_fp(out)
     image.close()
     return out.getvalue()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def seed_files():
     """The files every lab serves from the start: {name: bytes}. Built once per process."""
     tools = iso('LABTOOLS', {'readme.txt': b'puls.proxmox lab: a small real ISO image.\n'})
     return {
         # Ubuntu's cloud image is a qcow2 despite its .img name (import it as .qcow2).
-        'noble-server-cloudimg-amd64.img': qcow2(3584 * 1024 ** 2),
+        'noble-server-cloudimg-amd64.img': qcow2(3584 * 1024**2),
         'debian-12-genericcloud-amd64.qcow2': qcow2(3 * GIB),
         'lab-tools.iso': tools,
         'lab-tools.iso.gz': gzip.compress(tools, mtime=0),

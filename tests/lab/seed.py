@@ -7,8 +7,8 @@ import uuid
 
 from .pve.cloudinit import CLOUDINIT_SIZE
 
-GIB = 1024 ** 3
-MIB = 1024 ** 2
+GIB = 1024**3
+MIB = 1024**2
 USER = 'root@pam'
 TOKEN_NAME = 'puls'
 TEMPLATE_VMID = 9017
@@ -32,7 +32,7 @@ def seed(pve):
     pve.storages['local']['content'] = 'iso,vztmpl,import,snippets'
     pve.storages[SHARED_STORAGE] = _nfs_storage()
     secret = str(uuid.uuid4())
-    pve.apitokens['{0}!{1}'.format(USER, TOKEN_NAME)] = secret
+    pve.apitokens[f'{USER}!{TOKEN_NAME}'] = secret
     _base_template(pve)
     return secret
 
@@ -40,35 +40,48 @@ def seed(pve):
 def _nfs_storage():
     """An NFS export mounted on every node. pve-storage marks every nfs storage shared (Plugin.pm parse_config,
     @SHARED_STORAGE); no `nodes` line means it is enabled on all nodes (Storage.pm storage_check_enabled)."""
-    return {'type': 'nfs', 'active': 1, 'shared': 1, 'content': 'images,iso,import,vztmpl', 'files': set(),
-            'server': '127.0.0.1', 'export': '/export/pve', 'path': '/mnt/pve/' + SHARED_STORAGE, 'options': 'vers=4.2'}
+    return {
+        'type': 'nfs',
+        'active': 1,
+        'shared': 1,
+        'content': 'images,iso,import,vztmpl',
+        'files': set(),
+        'server': '127.0.0.1',
+        'export': '/export/pve',
+        'path': '/mnt/pve/' + SHARED_STORAGE,
+        'options': 'vers=4.2',
+    }
 
 
 def _base_template(pve):
     vmid = TEMPLATE_VMID
     volumes = pve.storages['local-lvm'].setdefault('volumes', {})
     now = int(time.time())
-    volumes['base-{0}-disk-0'.format(vmid)] = {'content': 'images', 'format': 'raw', 'size': TEMPLATE_DISK,
-                                               'vmid': vmid, 'ctime': now}
-    volumes['vm-{0}-cloudinit'.format(vmid)] = {'content': 'images', 'format': 'raw', 'size': CLOUDINIT_SIZE,
-                                                'vmid': vmid, 'ctime': now, 'drive': 'ide2'}
-    vm = pve.add_vm(vmid, TEMPLATE_NAME, node='pve1', template=True, config={
-        'agent': '1',
-        'boot': 'order=scsi0',
-        'cores': 2,
-        'description': 'Ubuntu 24.04 LTS (noble) cloud image, imported from noble-server-cloudimg-amd64.img',
-        'ide2': 'local-lvm:vm-{0}-cloudinit,media=cdrom'.format(vmid),
-        'memory': '2048',
-        'meta': 'creation-qemu=10.0.2,ctime={0}'.format(now),
-        'net0': 'virtio=BC:24:11:5E:90:17,bridge=vmbr0',
-        'ostype': 'l26',
-        'scsi0': 'local-lvm:base-{0}-disk-0,size=3584M'.format(vmid),
-        'scsihw': 'virtio-scsi-pci',
-        'serial0': 'socket',
-        'smbios1': 'uuid={0}'.format(uuid.uuid4()),
-        'tags': 'puls-base;ubuntu',
-        'template': 1,
-        'vga': 'serial0',
-        'vmgenid': str(uuid.uuid4()),
-    })
+    volumes[f'base-{vmid}-disk-0'] = {'content': 'images', 'format': 'raw', 'size': TEMPLATE_DISK, 'vmid': vmid, 'ctime': now}
+    volumes[f'vm-{vmid}-cloudinit'] = {'content': 'images', 'format': 'raw', 'size': CLOUDINIT_SIZE, 'vmid': vmid, 'ctime': now, 'drive': 'ide2'}
+    vm = pve.add_vm(
+        vmid,
+        TEMPLATE_NAME,
+        node='pve1',
+        template=True,
+        config={
+            'agent': '1',
+            'boot': 'order=scsi0',
+            'cores': 2,
+            'description': 'Ubuntu 24.04 LTS (noble) cloud image, imported from noble-server-cloudimg-amd64.img',
+            'ide2': f'local-lvm:vm-{vmid}-cloudinit,media=cdrom',
+            'memory': '2048',
+            'meta': f'creation-qemu=10.0.2,ctime={now}',
+            'net0': 'virtio=BC:24:11:5E:90:17,bridge=vmbr0',
+            'ostype': 'l26',
+            'scsi0': f'local-lvm:base-{vmid}-disk-0,size=3584M',
+            'scsihw': 'virtio-scsi-pci',
+            'serial0': 'socket',
+            'smbios1': f'uuid={uuid.uuid4()}',
+            'tags': 'puls-base;ubuntu',
+            'template': 1,
+            'vga': 'serial0',
+            'vmgenid': str(uuid.uuid4()),
+        },
+    )
     pve.generate_cloudinit(vm)

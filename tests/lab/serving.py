@@ -25,7 +25,7 @@ BLOCK_ATTEMPTS = 5
 Request = collections.namedtuple('Request', 'method path body')
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def process_ca():
     """A CA for labs started without one (python -m lab, a Lab outside pytest), removed at exit."""
     directory = tempfile.mkdtemp(prefix='lab-ca-')
@@ -33,7 +33,7 @@ def process_ca():
     return LabCa.create(directory)
 
 
-class Lab(object):
+class Lab:
     """A lab cluster. Use as a context manager, or start() and stop().
 
     block: the '127.B.C' prefix of its addresses (default: the next free one of this process, see addresses.py).
@@ -41,8 +41,7 @@ class Lab(object):
     clone_secs: PVE seconds a clone takes.
     """
 
-    def __init__(self, state_dir, ca=None, block=None, time_scale=0.0, clone_secs=5, domain='lab.test',
-                 ssh_port=22):
+    def __init__(self, state_dir, ca=None, block=None, time_scale=0.0, clone_secs=5, domain='lab.test', ssh_port=22):
         self.state_dir = pathlib.Path(state_dir).absolute()
         self.domain = domain
         self._ca = ca
@@ -77,8 +76,9 @@ class Lab(object):
                 except OSError as exc:
                     self.call(self._unserve())
                     if exc.errno == errno.EACCES:
-                        raise PermissionError(exc.errno, 'the lab serves on ports 22, 53 and 80: run it as root, '
-                                                         "or in a private network namespace (unshare -rn)") from exc
+                        raise PermissionError(
+                            exc.errno, 'the lab serves on ports 22, 53 and 80: run it as root, or in a private network namespace (unshare -rn)'
+                        ) from exc
                     if self._block or exc.errno != errno.EADDRINUSE or attempt + 1 == BLOCK_ATTEMPTS:
                         raise
         except BaseException:
@@ -132,9 +132,11 @@ class Lab(object):
     def call(self, work, timeout=CALL_TIMEOUT):
         """Run on the lab's loop and return the result: a coroutine (lab.call(pve.hold_config_lock(100, 30)))
         or a function (lab.call(pve.lose_quorum))."""
+
         async def run():
             result = work if asyncio.iscoroutine(work) else work()
             return await result if asyncio.iscoroutine(result) else result
+
         return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout)
 
     # ------------------------------------------------------------ access
@@ -145,7 +147,7 @@ class Lab(object):
 
     user = seed.USER
     token_name = seed.TOKEN_NAME
-    token_id = '{0}!{1}'.format(seed.USER, seed.TOKEN_NAME)
+    token_id = f'{seed.USER}!{seed.TOKEN_NAME}'
 
     @property
     def password(self):
@@ -180,8 +182,7 @@ class Lab(object):
 
     def requests(self):
         """Every API request so far: (method, path, body), secrets redacted."""
-        return [Request(method, path, body.decode('utf-8', 'replace'))
-                for method, path, body in list(self.pve.requests)]
+        return [Request(method, path, body.decode('utf-8', 'replace')) for method, path, body in list(self.pve.requests)]
 
     def writes(self):
         """The requests that can change something: not GET or HEAD, and not a login (POST /access/ticket)."""

@@ -27,10 +27,10 @@ logging.getLogger('asyncssh').setLevel(logging.WARNING)
 
 def expand_home(text, user, home):
     """~user as the guest's passwd entry would expand it (the host has no such user), in a command or path."""
-    return re.sub(r'(?<![\w~/.-])~{0}(?=$|[/\s"\';&|)])'.format(re.escape(user)), home, text)
+    return re.sub(rf'(?<![\w~/.-])~{re.escape(user)}(?=$|[/\s"\';&|)])', home, text)
 
 
-class SshEndpoint(object):
+class SshEndpoint:
     """One boot of one guest: listens on the guest's address until the guest stops."""
 
     def __init__(self, guest, boot, port):
@@ -43,9 +43,16 @@ class SshEndpoint(object):
 
     async def start(self):
         self._server = await asyncssh.create_server(
-            lambda: _GuestServer(self), self.boot.address, self.port, server_host_keys=[self.guest.host_key],
-            process_factory=self._run, sftp_factory=lambda chan: _GuestSftp(chan, self), allow_scp=True,
-            encoding=None, line_editor=False)
+            lambda: _GuestServer(self),
+            self.boot.address,
+            self.port,
+            server_host_keys=[self.guest.host_key],
+            process_factory=self._run,
+            sftp_factory=lambda chan: _GuestSftp(chan, self),
+            allow_scp=True,
+            encoding=None,
+            line_editor=False,
+        )
 
     async def stop(self):
         """The guest powers off: the listener, its connections and its processes go."""
@@ -62,12 +69,11 @@ class SshEndpoint(object):
     # ----------------------------------------------------------- commands
 
     def _env(self, process, home):
-        env = dict((k, v) for k, v in process.env.items() if k == 'LANG' or k.startswith('LC_'))
+        env = {k: v for k, v in process.env.items() if k == 'LANG' or k.startswith('LC_')}
         user = self.boot.user
-        env.update(HOME=home, PWD=home, USER=user, LOGNAME=user, SHELL='/bin/sh', LANG=env.get('LANG', 'C.UTF-8'),
-                   PATH='{0}:{1}'.format(self.guest.bin, GUEST_PATH))
+        env.update(HOME=home, PWD=home, USER=user, LOGNAME=user, SHELL='/bin/sh', LANG=env.get('LANG', 'C.UTF-8'), PATH=f'{self.guest.bin}:{GUEST_PATH}')
         peer = process.get_extra_info('peername') or ('', 0)
-        env['SSH_CONNECTION'] = '{0} {1} {2} {3}'.format(peer[0], peer[1], self.boot.address, self.port)
+        env['SSH_CONNECTION'] = f'{peer[0]} {peer[1]} {self.boot.address} {self.port}'
         if process.term_type:
             env['TERM'] = process.term_type
         return env
@@ -85,7 +91,7 @@ class SshEndpoint(object):
             else:
                 code = await self._run_pipes(process, argv, env, home)
         except OSError as exc:
-            process.stderr.write('lab guest: {0}\n'.format(exc).encode())
+            process.stderr.write(f'lab guest: {exc}\n'.encode())
             code = 127
         process.exit(code if code >= 0 else 128 - code)
 
@@ -95,8 +101,7 @@ class SshEndpoint(object):
         return proc
 
     async def _run_pipes(self, process, argv, env, home):
-        proc = await self._spawn(argv, env, home, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                                 stderr=asyncio.subprocess.PIPE)
+        proc = await self._spawn(argv, env, home, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
         async def feed():
             try:
@@ -110,6 +115,7 @@ class SshEndpoint(object):
                 pass
             finally:
                 proc.stdin.close()
+
         feeder = asyncio.ensure_future(feed())
         try:
             await asyncio.gather(_pump(proc.stdout.read, process.stdout), _pump(proc.stderr.read, process.stderr))
@@ -141,6 +147,7 @@ class SshEndpoint(object):
                     to_pty.write(data)
             except (OSError, asyncssh.Error):
                 pass
+
         feeder = asyncio.ensure_future(feed())
         output = asyncio.ensure_future(_pump(reader.read, process.stdout))
         try:

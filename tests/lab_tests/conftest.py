@@ -9,20 +9,19 @@ import requests
 TASK_WAIT_SECS = 20
 
 
-class Api(object):
+class Api:
     """PVE API calls with the lab's token, TLS verified against lab.cafile (per request, so REQUESTS_CA_BUNDLE
     cannot override it)."""
 
     def __init__(self, lab):
         self.lab = lab
         self.session = requests.Session()
-        self.session.headers['Authorization'] = 'PVEAPIToken={0}={1}'.format(lab.token_id, lab.token_secret)
+        self.session.headers['Authorization'] = f'PVEAPIToken={lab.token_id}={lab.token_secret}'
 
     def call(self, method, path, **params):
         """The response; params go in the query for GET, in the form body otherwise (as proxmoxer sends them)."""
         where = 'params' if method == 'GET' else 'data'
-        return self.session.request(method, self.lab.url + '/api2/json' + path, verify=self.lab.cafile,
-                                    timeout=30, **{where: params})
+        return self.session.request(method, self.lab.url + '/api2/json' + path, verify=self.lab.cafile, timeout=30, **{where: params})
 
     def data(self, method, path, **params):
         response = self.call(method, path, **params)
@@ -37,18 +36,18 @@ class Api(object):
         return response.status_code, (body.get('message') or '').strip(), body.get('errors') or {}
 
     def config(self, vmid, node='pve1', **params):
-        return self.data('GET', '/nodes/{0}/qemu/{1}/config'.format(node, vmid), **params)
+        return self.data('GET', f'/nodes/{node}/qemu/{vmid}/config', **params)
 
     def wait(self, upid):
         """The task's final status, with its log lines under 'log'."""
         node = upid.split(':')[1]
         deadline = time.monotonic() + TASK_WAIT_SECS
         while True:
-            status = self.data('GET', '/nodes/{0}/tasks/{1}/status'.format(node, upid))
+            status = self.data('GET', f'/nodes/{node}/tasks/{upid}/status')
             if status['status'] == 'stopped':
-                log = self.data('GET', '/nodes/{0}/tasks/{1}/log'.format(node, upid), limit=1000)
+                log = self.data('GET', f'/nodes/{node}/tasks/{upid}/log', limit=1000)
                 return dict(status, log=[line['t'] for line in log])
-            assert time.monotonic() < deadline, 'task {0} still running'.format(upid)
+            assert time.monotonic() < deadline, f'task {upid} still running'
             time.sleep(0.02)
 
     def run(self, method, path, **params):
@@ -57,11 +56,10 @@ class Api(object):
 
     def download(self, url, content, filename, storage='local', **params):
         """POST download-url and wait: the task's final status."""
-        return self.run('POST', '/nodes/pve1/storage/{0}/download-url'.format(storage), url=url, content=content,
-                        filename=filename, **params)
+        return self.run('POST', f'/nodes/pve1/storage/{storage}/download-url', url=url, content=content, filename=filename, **params)
 
     def clone(self, newid, source=9017, **params):
-        status = self.run('POST', '/nodes/pve1/qemu/{0}/clone'.format(source), newid=newid, **params)
+        status = self.run('POST', f'/nodes/pve1/qemu/{source}/clone', newid=newid, **params)
         assert status['exitstatus'] == 'OK', status
         return status
 

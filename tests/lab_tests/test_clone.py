@@ -18,7 +18,7 @@ def test_a_clone_gets_its_own_cloud_init_drive(api):
 @pytest.mark.lab(time_scale=0.01, clone_secs=300)
 def test_a_clone_in_progress_locks_the_new_vm_but_not_its_source(api):
     upid = api.data('POST', CLONE, newid=120)
-    assert api.data('GET', '/nodes/pve1/tasks/{0}/status'.format(upid))['status'] == 'running'
+    assert api.data('GET', f'/nodes/pve1/tasks/{upid}/status')['status'] == 'running'
     assert api.config(120)['lock'] == 'clone'
     assert api.error('PUT', CONFIG.format(120), cores='4')[:2] == (500, 'VM is locked (clone)')
     assert api.run('DELETE', '/nodes/pve1/qemu/120')['exitstatus'] == 'VM is locked (clone)'
@@ -41,8 +41,7 @@ def test_a_duplicate_newid_fails_inside_the_clone_task(lab, api):
 
 
 def test_a_clone_to_another_node_needs_shared_storage(api):
-    assert api.error('POST', CLONE, newid=120, target='pve2')[:2] == (
-        500, "can't clone VM to node 'pve2' (VM uses local storage)")
+    assert api.error('POST', CLONE, newid=120, target='pve2')[:2] == (500, "can't clone VM to node 'pve2' (VM uses local storage)")
 
 
 def test_the_cloud_init_drive_is_regenerated_by_put_cloudinit_and_by_a_start(lab, api):
@@ -51,12 +50,10 @@ def test_the_cloud_init_drive_is_regenerated_by_put_cloudinit_and_by_a_start(lab
     api.data('PUT', CONFIG.format(120), ciuser='alice', cipassword='secret')
     assert not lab.pve.cloudinit_regenerated(120)
     # A stopped VM's changes are not recorded as pending (qemu-server QemuServer.pm vmconfig_apply_pending).
-    assert api.data('GET', CLOUDINIT.format(120)) == [{'key': 'cipassword', 'value': '**********'},
-                                                      {'key': 'ciuser', 'value': 'alice'}]
+    assert api.data('GET', CLOUDINIT.format(120)) == [{'key': 'cipassword', 'value': '**********'}, {'key': 'ciuser', 'value': 'alice'}]
     api.data('PUT', CLOUDINIT.format(120))
     assert lab.pve.cloudinit_regenerated(120)
-    assert api.data('GET', CLOUDINIT.format(120)) == [{'key': 'cipassword', 'value': '**********'},
-                                                      {'key': 'ciuser', 'value': 'alice'}]
+    assert api.data('GET', CLOUDINIT.format(120)) == [{'key': 'cipassword', 'value': '**********'}, {'key': 'ciuser', 'value': 'alice'}]
     api.data('PUT', CONFIG.format(120), ciuser='bob')
     assert not lab.pve.cloudinit_regenerated(120)
     assert api.run('POST', '/nodes/pve1/qemu/120/status/start')['exitstatus'] == 'OK'

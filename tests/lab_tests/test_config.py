@@ -7,12 +7,12 @@ PENDING = '/nodes/pve1/qemu/{0}/pending'
 
 
 def create(api, vmid=130, **config):
-    status = api.run('POST', '/nodes/pve1/qemu', vmid=vmid, name='vm{0}'.format(vmid), **config)
+    status = api.run('POST', '/nodes/pve1/qemu', vmid=vmid, name=f'vm{vmid}', **config)
     assert status['exitstatus'] == 'OK', status
 
 
 def start(api, vmid=130):
-    assert api.run('POST', '/nodes/pve1/qemu/{0}/status/start'.format(vmid))['exitstatus'] == 'OK'
+    assert api.run('POST', f'/nodes/pve1/qemu/{vmid}/status/start')['exitstatus'] == 'OK'
 
 
 def pending_keys(api, vmid=130):
@@ -52,8 +52,7 @@ def test_a_pending_delete_hides_the_key_unless_current_is_asked(api):
 def test_cloud_init_options_apply_at_once_on_a_running_vm(api):
     create(api, ciuser='old', searchdomain='old.test')
     start(api)
-    api.data('PUT', CONFIG.format(130), ciuser='alice', ipconfig0='ip=dhcp', nameserver='127.0.0.53',
-             delete='searchdomain')
+    api.data('PUT', CONFIG.format(130), ciuser='alice', ipconfig0='ip=dhcp', nameserver='127.0.0.53', delete='searchdomain')
     current = api.config(130, current=1)
     assert (current['ciuser'], current['ipconfig0'], current['nameserver']) == ('alice', 'ip=dhcp', '127.0.0.53')
     assert 'searchdomain' not in current
@@ -119,8 +118,7 @@ def test_deleting_a_disk_of_a_stopped_vm_keeps_it_as_unused(api):
 def test_protection_blocks_removing_a_drive(api):
     api.clone(120)
     api.data('PUT', CONFIG.format(120), protection='1')
-    assert api.error('PUT', CONFIG.format(120), delete='scsi0')[:2] == (
-        500, "can't remove drive 'scsi0' - protection mode enabled")
+    assert api.error('PUT', CONFIG.format(120), delete='scsi0')[:2] == (500, "can't remove drive 'scsi0' - protection mode enabled")
     assert 'scsi0' in api.config(120)
 
 
@@ -136,8 +134,8 @@ def test_a_net_device_without_a_mac_gets_a_new_random_one(api):
     api.data('PUT', CONFIG.format(120), net0='virtio,bridge=vmbr1')
     changed = api.config(120)['net0']
     assert re.fullmatch(r'virtio=[0-9A-F:]{17},bridge=vmbr1', changed) and mac not in changed
-    api.data('PUT', CONFIG.format(120), net0='virtio={0},bridge=vmbr0'.format(mac))
-    assert api.config(120)['net0'] == 'virtio={0},bridge=vmbr0'.format(mac)
+    api.data('PUT', CONFIG.format(120), net0=f'virtio={mac},bridge=vmbr0')
+    assert api.config(120)['net0'] == f'virtio={mac},bridge=vmbr0'
 
 
 CLOUDINIT = '/nodes/pve1/qemu/{0}/cloudinit'
@@ -152,8 +150,7 @@ def test_cloudinit_lists_a_changed_ipconfig_name_or_net_of_a_running_vm_nowhere(
     # qemu-server Qemu.pm cloudinit_pending lists old and new values only for $cloudinitoptions.
     create(api, ide2='local-lvm:cloudinit', ciuser='old', ipconfig0='ip=dhcp', net0='virtio,bridge=vmbr0')
     start(api)
-    api.data('PUT', CONFIG.format(130), ipconfig0=STATIC_IP, name='renamed', net0=api.config(130)['net0'] + ',tag=5',
-             ciuser='alice')
+    api.data('PUT', CONFIG.format(130), ipconfig0=STATIC_IP, name='renamed', net0=api.config(130)['net0'] + ',tag=5', ciuser='alice')
     listing = cloudinit_listing(api)
     assert listing['ciuser'] == {'key': 'ciuser', 'value': 'old', 'pending': 'alice'}
     assert not {'ipconfig0', 'name', 'net0'} & set(listing)

@@ -2,11 +2,11 @@
 
 CONFIG = '/nodes/pve1/qemu/{0}/config'
 RESIZE = '/nodes/pve1/qemu/{0}/resize'
-GIB = 1024 ** 3
+GIB = 1024**3
 
 
 def volumes(api, storage='local-lvm'):
-    return dict((item['volid'], item) for item in api.data('GET', '/nodes/pve1/storage/{0}/content'.format(storage)))
+    return {item['volid']: item for item in api.data('GET', f'/nodes/pve1/storage/{storage}/content')}
 
 
 def create(api, vmid=130, **config):
@@ -43,18 +43,15 @@ def test_a_cloud_init_drive_needs_a_storage_for_images(api):
 
 def test_a_second_cloud_init_drive_is_refused(api):
     api.clone(120)
-    assert api.error('PUT', CONFIG.format(120), ide0='local-lvm:cloudinit')[:2] == (
-        500, "ide0 - cloud-init drive is already attached at 'ide2'")
+    assert api.error('PUT', CONFIG.format(120), ide0='local-lvm:cloudinit')[:2] == (500, "ide0 - cloud-init drive is already attached at 'ide2'")
     status = create(api, ide0='local-lvm:cloudinit', ide2='local-lvm:cloudinit')
     assert status['exitstatus'] == "unable to create VM 130 - ide2 - cloud-init drive is already attached at 'ide0'"
 
 
 def test_import_from_needs_a_zero_size(api, lab):
     source = download_debian(api, lab)
-    status, _message, errors = api.error('POST', '/nodes/pve1/qemu', vmid=130,
-                                         scsi0='local-lvm:10,import-from=' + source)
-    assert (status, errors) == (400, {'scsi0': "'import-from' requires special syntax - use <storage ID>:0,"
-                                               "import-from=<source>"})
+    status, _message, errors = api.error('POST', '/nodes/pve1/qemu', vmid=130, scsi0='local-lvm:10,import-from=' + source)
+    assert (status, errors) == (400, {'scsi0': "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>"})
 
 
 def test_import_from_an_iso_volume_is_refused(api, lab):
@@ -66,8 +63,7 @@ def test_import_from_an_iso_volume_is_refused(api, lab):
 
 def test_import_from_a_missing_volume_fails_in_the_task(api):
     status = create(api, scsi0='local-lvm:0,import-from=local:import/missing.qcow2')
-    assert status['exitstatus'].startswith(
-        "unable to create VM 130 - cannot import from 'local:import/missing.qcow2' - ")
+    assert status['exitstatus'].startswith("unable to create VM 130 - cannot import from 'local:import/missing.qcow2' - ")
     assert api.call('GET', CONFIG.format(130)).status_code == 500
 
 
@@ -83,7 +79,7 @@ def test_resize_grows_a_disk(api):
     api.clone(120, full=1)
     assert api.run('PUT', RESIZE.format(120), disk='scsi0', size='+2G')['exitstatus'] == 'OK'
     assert api.config(120)['scsi0'] == 'local-lvm:vm-120-disk-0,size=5632M'
-    assert volumes(api)['local-lvm:vm-120-disk-0']['size'] == 5632 * 1024 ** 2
+    assert volumes(api)['local-lvm:vm-120-disk-0']['size'] == 5632 * 1024**2
     assert api.run('PUT', RESIZE.format(120), disk='scsi0', size='10G')['exitstatus'] == 'OK'
     assert api.config(120)['scsi0'] == 'local-lvm:vm-120-disk-0,size=10G'
 
@@ -97,8 +93,7 @@ def test_resize_to_the_same_size_changes_nothing(api):
 
 def test_resize_refuses_to_shrink_and_unknown_disks(api):
     api.clone(120, full=1)
-    assert api.run('PUT', RESIZE.format(120), disk='scsi0', size='1G')['exitstatus'] == \
-        'shrinking disks is not supported'
+    assert api.run('PUT', RESIZE.format(120), disk='scsi0', size='1G')['exitstatus'] == 'shrinking disks is not supported'
     assert api.run('PUT', RESIZE.format(120), disk='scsi5', size='+1G')['exitstatus'] == "disk 'scsi5' does not exist"
     assert api.run('PUT', RESIZE.format(120), disk='ide2', size='+1G')['exitstatus'] == "you can't resize a cdrom"
     assert api.config(120)['scsi0'] == 'local-lvm:vm-120-disk-0,size=3584M'

@@ -35,17 +35,45 @@ OVERRIDDEN = {
     'task': ['self', 'node', 'ttype', 'tid', 'user', 'body', 'vm', 'lock', 'log'],
 }
 # fakepve methods the lab calls.
-CALLED = ('_check_lock', '_complete', '_file_storage', '_need_file_storage', '_need_running', '_parse_volname', '_powerdown', '_qm_free',
-          '_qm_image_store', '_qm_taken', '_qm_volume', '_store', '_verify', '_vm', '_volume_path', '_volumes',
-          'acquire', 'add_node', 'add_vm', 'find', 'need_quorum', 'pause', 'release', 'require', 'start', 'stop',
-          'store_file', 'vm')
+CALLED = (
+    '_check_lock',
+    '_complete',
+    '_file_storage',
+    '_need_file_storage',
+    '_need_running',
+    '_parse_volname',
+    '_powerdown',
+    '_qm_free',
+    '_qm_image_store',
+    '_qm_taken',
+    '_qm_volume',
+    '_store',
+    '_verify',
+    '_vm',
+    '_volume_path',
+    '_volumes',
+    'acquire',
+    'add_node',
+    'add_vm',
+    'find',
+    'need_quorum',
+    'pause',
+    'release',
+    'require',
+    'start',
+    'stop',
+    'store_file',
+    'vm',
+)
 # Module-level names the lab imports.
 IMPORTED = {
-    agent: ('KEYS',), lxc: ('SIZE_UNITS', 'format_size', 'split_props'),
-    qemu: ('DRIVE_KEY', 'NET_MODELS', 'NEW_DISK', 'drives_of', 'is_cdrom', 'join_drive', 'split_drive', 'volume_ref',
-           'with_mac'),
-    routing: ('die', 'param_error', 'split_list'), schema: ('_prop', 'check_value', 'load'),
-    server: ('USER', 'ok', 'params'), storage: ('_is_file',),
+    agent: ('KEYS',),
+    lxc: ('SIZE_UNITS', 'format_size', 'split_props'),
+    qemu: ('DRIVE_KEY', 'NET_MODELS', 'NEW_DISK', 'drives_of', 'is_cdrom', 'join_drive', 'split_drive', 'volume_ref', 'with_mac'),
+    routing: ('die', 'param_error', 'split_list'),
+    schema: ('_prop', 'check_value', 'load'),
+    server: ('USER', 'ok', 'params'),
+    storage: ('_is_file',),
 }
 # The fault-injection API tests use through the lab, with its parameters.
 FAULTS = {
@@ -76,17 +104,15 @@ def test_an_overridden_method_keeps_its_name_and_parameters(name):
 
 def test_the_methods_and_names_the_lab_uses_exist():
     missing = [name for name in CALLED if not callable(getattr(FakePve, name, None))]
-    missing += ['{0}.{1}'.format(module.__name__, name) for module, names in IMPORTED.items()
-                for name in names if not hasattr(module, name)]
+    missing += [f'{module.__name__}.{name}' for module, names in IMPORTED.items() for name in names if not hasattr(module, name)]
     vm = FakeVm(100, 'x')
-    missing += [name for name in ('config', 'pending', 'status', 'started_at', 'lock', 'lock_holder', 'agent',
-                                  'template') if not hasattr(vm, name)]
+    missing += [name for name in ('config', 'pending', 'status', 'started_at', 'lock', 'lock_holder', 'agent', 'template') if not hasattr(vm, name)]
     assert missing == []
     assert agent.KEYS['network-get-interfaces'] == 'interfaces'
 
 
 def test_the_fault_injection_api_exists():
-    assert dict((name, parameters(getattr(FakePve, name))) for name in FAULTS) == FAULTS
+    assert {name: parameters(getattr(FakePve, name)) for name in FAULTS} == FAULTS
     assert inspect.iscoroutinefunction(FakePve.hold_config_lock)
     pve = FakePve(host=HOST)
     assert (pve.time_scale, pve.requests, pve.lock_wait, pve.uploaded) == (0.0, [], 10, None)
@@ -114,8 +140,7 @@ def test_config_writes_still_defer_cloud_init_and_apply_agent_on_a_running_vm():
 
 def test_a_clone_lists_its_locked_placeholder_before_starting_its_qmclone_task():
     pve = Spy()
-    pve.storages['local-lvm']['volumes'] = {'base-9000-disk-0': {'content': 'images', 'format': 'raw',
-                                                                 'size': 1024 ** 3, 'vmid': 9000}}
+    pve.storages['local-lvm']['volumes'] = {'base-9000-disk-0': {'content': 'images', 'format': 'raw', 'size': 1024**3, 'vmid': 9000}}
     pve.add_vm(9000, 't', template=True, config={'scsi0': 'local-lvm:base-9000-disk-0,size=1G', 'template': 1})
     asyncio.run(pve._qm_clone({'node': 'pve1', 'vmid': 9000, 'newid': 120}, 'root@pam'))
     ttype, tid, new, listed, lock = pve.started[0]
@@ -136,10 +161,16 @@ def test_power_tasks_run_with_their_vm_and_end_before_returning_at_time_scale_ze
         await pve._do_start(vm, 'root@pam', {})
         await pve._do_stop(vm, 'root@pam', {})
         await pve._qm_destroy({'node': 'pve1', 'vmid': 100}, 'root@pam')
+
     asyncio.run(cycle())
     assert [(ttype, owner is vm) for ttype, _tid, owner, _listed, _lock in pve.started] == [
-        ('qmstart', True), ('qmreboot', True), ('qmshutdown', True), ('qmstart', True), ('qmstop', True),
-        ('qmdestroy', True)]
+        ('qmstart', True),
+        ('qmreboot', True),
+        ('qmshutdown', True),
+        ('qmstart', True),
+        ('qmstop', True),
+        ('qmdestroy', True),
+    ]
     assert pve.vm(100) is None
 
 
@@ -154,9 +185,13 @@ async def _serve(certfile, keyfile, requests_to_make):
     try:
         async with aiohttp.ClientSession(headers={'Authorization': 'PVEAPIToken=root@pam!t=secret'}) as session:
             for method, path, body, content_type in requests_to_make:
-                async with session.request(method, pve.url + '/api2/json' + path, data=body,
-                                           headers={'Content-Type': content_type} if content_type else {},
-                                           ssl=ssl.create_default_context(cafile=certfile)) as response:
+                async with session.request(
+                    method,
+                    pve.url + '/api2/json' + path,
+                    data=body,
+                    headers={'Content-Type': content_type} if content_type else {},
+                    ssl=ssl.create_default_context(cafile=certfile),
+                ) as response:
                     answers.append((response.status, await response.json()))
     finally:
         await pve.stop()
@@ -172,7 +207,6 @@ def test_config_get_still_ignores_current_and_pending(tmp_path):
 def test_an_upload_leaves_its_form_fields_in_uploaded(tmp_path):
     certfile, keyfile, _der = make_cert(str(tmp_path), hosts=(HOST,))
     body, content_type = encode_multipart_formdata([('content', 'iso'), ('filename', ('seed.iso', b'ISO'))])
-    pve, answers = asyncio.run(_serve(certfile, keyfile, [
-        ('POST', '/nodes/pve1/storage/local/upload', body, content_type)]))
+    pve, answers = asyncio.run(_serve(certfile, keyfile, [('POST', '/nodes/pve1/storage/local/upload', body, content_type)]))
     assert answers[0][0] == 200
     assert (pve.uploaded['content'], pve.uploaded['filename'], pve.uploaded['data']) == ('iso', 'seed.iso', b'ISO')

@@ -6,7 +6,6 @@ import io
 
 import pycdlib
 import requests
-
 from lab.images import qcow2_virtual_size
 
 
@@ -17,10 +16,9 @@ def fetch(url):
 
 def test_a_served_file_comes_over_http_with_its_checksums(lab):
     url, sums = lab.serve('hello.txt', b'hello\n')
-    assert url == 'http://{0}/hello.txt'.format(lab.block.files)
+    assert url == f'http://{lab.block.files}/hello.txt'
     assert fetch(url) == (200, b'hello\n')
-    assert sums == dict((name, hashlib.new(name, b'hello\n').hexdigest())
-                        for name in ('md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512'))
+    assert sums == {name: hashlib.new(name, b'hello\n').hexdigest() for name in ('md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512')}
 
 
 def test_an_unknown_file_is_not_found(lab):
@@ -28,8 +26,7 @@ def test_an_unknown_file_is_not_found(lab):
 
 
 def test_the_seeded_cloud_images_are_qcow2(lab):
-    for name, size in (('noble-server-cloudimg-amd64.img', 3584 * 1024 ** 2),
-                       ('debian-12-genericcloud-amd64.qcow2', 3 * 1024 ** 3)):
+    for name, size in (('noble-server-cloudimg-amd64.img', 3584 * 1024**2), ('debian-12-genericcloud-amd64.qcow2', 3 * 1024**3)):
         status, data = fetch(lab.served.url(name))
         assert status == 200 and data[:4] == b'QFI\xfb' and qcow2_virtual_size(data) == size
 

@@ -22,9 +22,8 @@ def boot(lab, api, vmid, public_key, ip='dhcp', **config):
     no ipconfig0) and start it: its SSH endpoint listens once the start task has ended."""
     api.clone(vmid)
     if ip:
-        config['ipconfig0'] = 'ip=dhcp' if ip == 'dhcp' else 'ip={0}/24,gw={1}'.format(ip, lab.gateway)
-    api.data('PUT', CONFIG.format(vmid), ciuser='alice', sshkeys=urllib.parse.quote(public_key + '\n', safe=''),
-             **config)
+        config['ipconfig0'] = 'ip=dhcp' if ip == 'dhcp' else f'ip={ip}/24,gw={lab.gateway}'
+    api.data('PUT', CONFIG.format(vmid), ciuser='alice', sshkeys=urllib.parse.quote(public_key + '\n', safe=''), **config)
     assert api.run('POST', STATUS.format(vmid, 'start'))['exitstatus'] == 'OK'
     guest = lab.guest(vmid)
     assert guest.endpoint is not None, guest.error
@@ -32,8 +31,19 @@ def boot(lab, api, vmid, public_key, ip='dhcp', **config):
 
 
 def ssh(tmp_path, key, target, command, *options):
-    argv = ['ssh', '-i', str(key), '-o', 'UserKnownHostsFile={0}'.format(tmp_path / 'known_hosts'),
-            '-o', 'StrictHostKeyChecking=accept-new', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=5']
+    argv = [
+        'ssh',
+        '-i',
+        str(key),
+        '-o',
+        'UserKnownHostsFile={0}'.format(tmp_path / 'known_hosts'),
+        '-o',
+        'StrictHostKeyChecking=accept-new',
+        '-o',
+        'BatchMode=yes',
+        '-o',
+        'ConnectTimeout=5',
+    ]
     return subprocess.run(argv + list(options) + [target, command], capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -69,15 +79,19 @@ def test_a_guest_takes_files_by_sftp_and_scp_and_gives_a_terminal(lab, api, ssh_
     key, public = ssh_key
     ip = lab.address(1)
     guest = boot(lab, api, 120, public, ip=ip)
-    options = ['-i', str(key), '-o', 'UserKnownHostsFile={0}'.format(tmp_path / 'known_hosts'),
-               '-o', 'StrictHostKeyChecking=accept-new', '-o', 'BatchMode=yes']
+    options = ['-i', str(key), '-o', 'UserKnownHostsFile={0}'.format(tmp_path / 'known_hosts'), '-o', 'StrictHostKeyChecking=accept-new', '-o', 'BatchMode=yes']
     source = tmp_path / 'payload'
     source.write_text('payload\n')
-    sftp = subprocess.run(['sftp'] + options + ['-b', '-', 'alice@' + ip], capture_output=True, text=True,
-                          input='put {0} by-sftp\nput {0} {1}/absolute\n'.format(source, guest.home), timeout=60, check=False)
+    sftp = subprocess.run(
+        ['sftp'] + options + ['-b', '-', 'alice@' + ip],
+        capture_output=True,
+        text=True,
+        input=f'put {source} by-sftp\nput {source} {guest.home}/absolute\n',
+        timeout=60,
+        check=False,
+    )
     assert sftp.returncode == 0, sftp.stderr
-    scp = subprocess.run(['scp', '-O'] + options + [str(source), 'alice@{0}:by-scp'.format(ip)],
-                         capture_output=True, text=True, timeout=60, check=False)
+    scp = subprocess.run(['scp', '-O'] + options + [str(source), f'alice@{ip}:by-scp'], capture_output=True, text=True, timeout=60, check=False)
     assert scp.returncode == 0, scp.stderr
     assert [(guest.home / name).read_text() for name in ('by-sftp', 'absolute', 'by-scp')] == ['payload\n'] * 3
     terminal = ssh(tmp_path, key, 'alice@' + ip, 'tty', '-tt')
@@ -111,7 +125,7 @@ def test_a_dhcp_guest_gets_a_lease_the_agent_reports(lab, api, ssh_key, tmp_path
     key, public = ssh_key
     guest = boot(lab, api, 121, public, ip=ip)
     interfaces = api.data('GET', '/nodes/pve1/qemu/121/agent/network-get-interfaces')['result']
-    addresses = dict((i['name'], [a['ip-address'] for a in i['ip-addresses']]) for i in interfaces)
+    addresses = {i['name']: [a['ip-address'] for a in i['ip-addresses']] for i in interfaces}
     assert addresses['lo'] == ['127.0.0.1'] and addresses['eth0'] == [guest.address]
     assert guest.address in lab.dhcp_pool
     assert ssh(tmp_path, key, 'alice@' + guest.address, 'true').returncode == 0
@@ -120,8 +134,7 @@ def test_a_dhcp_guest_gets_a_lease_the_agent_reports(lab, api, ssh_key, tmp_path
 def test_a_guest_without_an_agent_answers_no_agent_request(lab, api, ssh_key):
     guest = boot(lab, api, 121, ssh_key[1], agent='0')
     assert guest.address in lab.dhcp_pool
-    assert api.error('GET', '/nodes/pve1/qemu/121/agent/network-get-interfaces')[:2] == (
-        500, 'QEMU guest agent is not running')
+    assert api.error('GET', '/nodes/pve1/qemu/121/agent/network-get-interfaces')[:2] == (500, 'QEMU guest agent is not running')
 
 
 def test_cloud_init_is_applied_at_boot(lab, api, ssh_key, tmp_path):
@@ -181,9 +194,10 @@ def test_ansible_playbook_runs_against_a_guest(lab, api, ssh_key, tmp_path):
     guest = boot(lab, api, 120, public, ip=ip)
     (tmp_path / 'inventory.ini').write_text(
         'web1 ansible_host={0} ansible_user=alice ansible_ssh_private_key_file={1} ansible_python_interpreter={2} '
-        'ansible_ssh_common_args="-o UserKnownHostsFile={3} -o StrictHostKeyChecking=accept-new"\n'.format(
-            ip, key, sys.executable, tmp_path / 'known_hosts'))
-    (tmp_path / 'site.yml').write_text(textwrap.dedent('''\
+        'ansible_ssh_common_args="-o UserKnownHostsFile={3} -o StrictHostKeyChecking=accept-new"\n'.format(ip, key, sys.executable, tmp_path / 'known_hosts')
+    )
+    (tmp_path / 'site.yml').write_text(
+        textwrap.dedent('''\
         - hosts: web1
           tasks:
             - command: cloud-init status --wait
@@ -194,13 +208,20 @@ def test_ansible_playbook_runs_against_a_guest(lab, api, ssh_key, tmp_path):
               changed_when: false
             - file: {path: ~/made-as-root, state: directory}
               become: true
-        '''))
+        ''')
+    )
     control = tempfile.mkdtemp(prefix='cp-')  # short: ssh limits a control socket's path to 104 bytes
-    env = dict(os.environ, ANSIBLE_HOME=str(tmp_path / 'ansible'), ANSIBLE_SSH_CONTROL_PATH_DIR=control,
-               ANSIBLE_NOCOLOR='1')
+    env = dict(os.environ, ANSIBLE_HOME=str(tmp_path / 'ansible'), ANSIBLE_SSH_CONTROL_PATH_DIR=control, ANSIBLE_NOCOLOR='1')
     try:
-        run = subprocess.run([os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'inventory.ini',
-                              'site.yml'], cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120, check=False)
+        run = subprocess.run(
+            [os.path.join(os.path.dirname(sys.executable), 'ansible-playbook'), '-i', 'inventory.ini', 'site.yml'],
+            cwd=str(tmp_path),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
     finally:
         shutil.rmtree(control, ignore_errors=True)
     assert run.returncode == 0, run.stdout + run.stderr

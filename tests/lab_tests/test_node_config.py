@@ -44,6 +44,7 @@ def test_writing_notes_needs_sys_modify(api, lab):
     def restrict():
         lab.pve.users['auditor@pve'] = 'audit-Pass-1'
         lab.pve.grant('auditor@pve', '/', 'Sys.Audit')
+
     lab.call(restrict)
     api.session.headers.pop('Authorization')
     ticket = api.data('POST', '/access/ticket', username='auditor@pve', password='audit-Pass-1')

@@ -8,18 +8,18 @@ CONFIG = '/nodes/pve1/qemu/9017/config'
 
 def as_token(lab, tokenid, secret):
     session = requests.Session()
-    session.headers['Authorization'] = 'PVEAPIToken={0}={1}'.format(tokenid, secret)
+    session.headers['Authorization'] = f'PVEAPIToken={tokenid}={secret}'
 
     def call(method, path, **params):
         where = 'params' if method == 'GET' else 'data'
         response = session.request(method, lab.url + '/api2/json' + path, verify=lab.cafile, timeout=30, **{where: params})
         return response.status_code, (response.json().get('message') or '').strip()
+
     return call
 
 
 def token(lab, name, grants, privsep=True, user_grants=None):
-    tokenid = lab.call(lambda: lab.pve.add_api_token('bob@pve', name, name + '-secret', grants, privsep=privsep,
-                                                     user_grants=user_grants))
+    tokenid = lab.call(lambda: lab.pve.add_api_token('bob@pve', name, name + '-secret', grants, privsep=privsep, user_grants=user_grants))
     return as_token(lab, tokenid, name + '-secret')
 
 
@@ -50,8 +50,7 @@ def test_grants_on_a_parent_path_reach_the_child_for_both(lab):
 
 
 def test_the_tokens_permissions_listing_shows_what_it_holds_in_effect(lab, api):
-    tokenid = lab.call(lambda: lab.pve.add_api_token('bob@pve', 'list', 's3cret', {'/vms': ['VM.Audit', 'VM.Config.CPU']},
-                                                     user_grants={'/': ['VM.Audit']}))
+    tokenid = lab.call(lambda: lab.pve.add_api_token('bob@pve', 'list', 's3cret', {'/vms': ['VM.Audit', 'VM.Config.CPU']}, user_grants={'/': ['VM.Audit']}))
     assert api.data('GET', '/access/permissions', userid=tokenid) == {'/vms': {'VM.Audit': 1}}
 
 

@@ -5,7 +5,6 @@ QemuImage::convert, a linked clone as clone_disk without a copy."""
 import re
 
 import pytest
-
 from lab import images
 from lab.pve.progress import render_bytes, wget_rows
 
@@ -14,12 +13,13 @@ WGET_ROW = re.compile(r'^ *\d+K( \.{1,8}){0,4} *(\d{1,3})% +[\d.]+[ KMG](=\S+| \
 
 
 def test_render_bytes_and_wget_rows_follow_pve_and_wget():
-    assert (render_bytes(0), render_bytes(1023), render_bytes(10 << 30), render_bytes(int(1.5 * (1 << 20)))) == (
-        '0.0 B', '1023.0 B', '10.0 GiB', '1.5 MiB')
+    assert (render_bytes(0), render_bytes(1023), render_bytes(10 << 30), render_bytes(int(1.5 * (1 << 20)))) == ('0.0 B', '1023.0 B', '10.0 GiB', '1.5 MiB')
     rows = [text for _at, text in wget_rows((64 << 20) + (5 << 20), 10)]
-    assert rows == ['     0K ........ ........ ........ ........ 46% 6.90M 5s',
-                    ' 32768K ........ ........ ........ ........ 92% 6.90M 1s',
-                    ' 65536K .....                              100% 6.90M=10s']
+    assert rows == [
+        '     0K ........ ........ ........ ........ 46% 6.90M 5s',
+        ' 32768K ........ ........ ........ ........ 92% 6.90M 1s',
+        ' 65536K .....                              100% 6.90M=10s',
+    ]
 
 
 @pytest.mark.lab(time_scale=0.002)
@@ -29,14 +29,16 @@ def test_a_download_logs_wget_rows_with_percentages_and_a_hang_logs_nothing(api,
     status = api.download(url, 'iso', 'tools.iso')
     assert status['exitstatus'] == 'OK', status
     log = status['log']
-    assert log[:3] == ['downloading {0} to /var/lib/vz/template/iso/tools.iso'.format(url),
-                       'Length: 335544320 (320.0M) [application/octet-stream]',
-                       "Saving to: '/var/lib/vz/template/iso/tools.iso.tmp_dwnl.4242'"]
+    assert log[:3] == [
+        f'downloading {url} to /var/lib/vz/template/iso/tools.iso',
+        'Length: 335544320 (320.0M) [application/octet-stream]',
+        "Saving to: '/var/lib/vz/template/iso/tools.iso.tmp_dwnl.4242'",
+    ]
     rows = [line for line in log if WGET_ROW.match(line)]
     # Ten full rows of 32 MiB, then the empty last row wget's dot_finish writes for a file that ends on a row's end.
     assert [int(WGET_ROW.match(row).group(2)) for row in rows] == list(range(10, 101, 10)) + [100]
     assert rows[-2].endswith('100% 3.20M 0s') and rows[-1] == '327680K' + ' ' * 36 + '100% 0.00 =1m40s'
-    assert log[3:] == rows + ["download of '{0}' to '/var/lib/vz/template/iso/tools.iso' finished".format(url), 'TASK OK']
+    assert log[3:] == rows + [f"download of '{url}' to '/var/lib/vz/template/iso/tools.iso' finished", 'TASK OK']
 
 
 @pytest.mark.lab(time_scale=0.002, clone_secs=100)

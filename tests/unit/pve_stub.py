@@ -102,7 +102,7 @@ class PveStub:
     def _authenticate(self, method, headers):
         auth = headers.get('Authorization', '')
         if auth.startswith('PVEAPIToken='):
-            token_id, _separator, secret = auth[len('PVEAPIToken='):].partition('=')
+            token_id, _separator, secret = auth[len('PVEAPIToken=') :].partition('=')
             return token_id if (token_id, secret) == (self.token_id, self.token_secret) else None
         cookies = dict(part.strip().split('=', 1) for part in headers.get('Cookie', '').split(';') if '=' in part)
         ticket = cookies.get('PVEAuthCookie')
@@ -124,7 +124,7 @@ def _handler(stub):
             parts = urlsplit(self.path)
             length = int(self.headers.get('Content-Length') or 0)
             body = self.rfile.read(length).decode() if length else ''
-            path = parts.path[len(API):] if parts.path.startswith(API) else parts.path
+            path = parts.path[len(API) :] if parts.path.startswith(API) else parts.path
             reply = stub.answer(self.command, path, dict(parse_qsl(parts.query)), dict(parse_qsl(body)), dict(self.headers))
             if reply.drop:
                 self.close_connection = True

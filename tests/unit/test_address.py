@@ -13,7 +13,11 @@ from lab.dns import LabDns
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _address
 from ansible_collections.puls.proxmox.plugins.module_utils._address import (
-    agent_address, first_agent_ipv4, parse_dns_servers, resolve_dns, static_address,
+    agent_address,
+    first_agent_ipv4,
+    parse_dns_servers,
+    resolve_dns,
+    static_address,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError
@@ -53,9 +57,14 @@ def dns_server():
 
 # The declared servers.
 
+
 def test_servers_are_ip_addresses_with_optional_ports():
     assert parse_dns_servers(['10.0.0.53', '127.0.0.2:5353', '[::1]:53', '2001:db8::53']) == (
-        ('10.0.0.53', 53), ('127.0.0.2', 5353), ('::1', 53), ('2001:db8::53', 53))
+        ('10.0.0.53', 53),
+        ('127.0.0.2', 5353),
+        ('::1', 53),
+        ('2001:db8::53', 53),
+    )
     assert parse_dns_servers(None) == ()
 
 
@@ -67,6 +76,7 @@ def test_a_server_by_name_or_with_a_bad_port_is_refused_naming_the_option(entry)
 
 
 # DNS lookups.
+
 
 def test_a_name_with_an_a_record_resolves_to_its_address(dns_server):
     dns_server.zone.set('web1', '127.10.0.11')
@@ -102,6 +112,7 @@ def test_no_servers_with_a_domain_is_an_error_never_the_system_resolver():
 
 # ipconfig0.
 
+
 def test_static_address_of_ipconfig0():
     assert static_address('ip=10.0.0.5/24,gw=10.0.0.1') == '10.0.0.5'
     assert static_address('ip=dhcp') is None
@@ -111,13 +122,11 @@ def test_static_address_of_ipconfig0():
 
 # The guest agent.
 
-LO = {'name': 'lo', 'hardware-address': '00:00:00:00:00:00',
-      'ip-addresses': [{'ip-address': '127.0.0.1', 'ip-address-type': 'ipv4', 'prefix': 8}]}
+LO = {'name': 'lo', 'hardware-address': '00:00:00:00:00:00', 'ip-addresses': [{'ip-address': '127.0.0.1', 'ip-address-type': 'ipv4', 'prefix': 8}]}
 
 
 def nic(name, *addresses):
-    return {'name': name, 'ip-addresses': [{'ip-address': address, 'ip-address-type': 'ipv6' if ':' in address else 'ipv4'}
-                                           for address in addresses]}
+    return {'name': name, 'ip-addresses': [{'ip-address': address, 'ip-address-type': 'ipv6' if ':' in address else 'ipv4'} for address in addresses]}
 
 
 def test_first_ipv4_outside_the_loopback_interface_is_chosen():

@@ -10,28 +10,34 @@ from ansible_collections.puls.proxmox.plugins.module_utils._api import PveClient
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 
 
-@pytest.mark.parametrize('api_url, expected', [
-    ('pve.example.com', 'https://pve.example.com:8006/api2/json'),
-    ('pve.example.com:8006', 'https://pve.example.com:8006/api2/json'),
-    ('https://pve.example.com', 'https://pve.example.com:8006/api2/json'),
-    ('https://pve.example.com:8006/api2/json', 'https://pve.example.com:8006/api2/json'),
-    ('https://pve.example.com:8006/api2/json/', 'https://pve.example.com:8006/api2/json'),
-    ('https://pve.example.com/', 'https://pve.example.com:8006/api2/json'),
-    ('  HTTPS://PVE.example.com:8443  ', 'https://pve.example.com:8443/api2/json'),
-    ('https://proxy.example.com:443/pve/', 'https://proxy.example.com:443/pve/api2/json'),
-    ('[2001:db8::10]:8006', 'https://[2001:db8::10]:8006/api2/json'),
-    ('10.0.0.5', 'https://10.0.0.5:8006/api2/json'),
-])
+@pytest.mark.parametrize(
+    'api_url, expected',
+    [
+        ('pve.example.com', 'https://pve.example.com:8006/api2/json'),
+        ('pve.example.com:8006', 'https://pve.example.com:8006/api2/json'),
+        ('https://pve.example.com', 'https://pve.example.com:8006/api2/json'),
+        ('https://pve.example.com:8006/api2/json', 'https://pve.example.com:8006/api2/json'),
+        ('https://pve.example.com:8006/api2/json/', 'https://pve.example.com:8006/api2/json'),
+        ('https://pve.example.com/', 'https://pve.example.com:8006/api2/json'),
+        ('  HTTPS://PVE.example.com:8443  ', 'https://pve.example.com:8443/api2/json'),
+        ('https://proxy.example.com:443/pve/', 'https://proxy.example.com:443/pve/api2/json'),
+        ('[2001:db8::10]:8006', 'https://[2001:db8::10]:8006/api2/json'),
+        ('10.0.0.5', 'https://10.0.0.5:8006/api2/json'),
+    ],
+)
 def test_api_url_forms_users_write_all_reach_the_api(api_url, expected):
     assert parse_api_url(api_url).url == expected
 
 
-@pytest.mark.parametrize('api_url, complaint', [
-    (None, 'PROXMOX_URL'),
-    ('', 'PROXMOX_URL'),
-    ('http://pve.example.com', 'only served over https'),
-    ('https://pve.example.com:notaport', 'invalid port'),
-])
+@pytest.mark.parametrize(
+    'api_url, complaint',
+    [
+        (None, 'PROXMOX_URL'),
+        ('', 'PROXMOX_URL'),
+        ('http://pve.example.com', 'only served over https'),
+        ('https://pve.example.com:notaport', 'invalid port'),
+    ],
+)
 def test_unusable_api_url_is_explained(api_url, complaint):
     with pytest.raises(PveApiError, match=complaint):
         parse_api_url(api_url)
@@ -67,8 +73,16 @@ def test_password_without_token_selects_ticket_auth():
 def test_missing_secret_and_password_names_every_option_and_variable():
     with pytest.raises(PveApiError) as caught:
         resolve_credential('root@pam', 'puls', None, None)
-    for name in ('api_token_secret', 'PROXMOX_TOKEN_SECRET', 'api_password', 'PROXMOX_PASSWORD',
-                 'api_user', 'PROXMOX_USER', 'api_token_name', 'PROXMOX_TOKEN_NAME'):
+    for name in (
+        'api_token_secret',
+        'PROXMOX_TOKEN_SECRET',
+        'api_password',
+        'PROXMOX_PASSWORD',
+        'api_user',
+        'PROXMOX_USER',
+        'api_token_name',
+        'PROXMOX_TOKEN_NAME',
+    ):
         assert name in str(caught.value)
 
 

@@ -11,11 +11,11 @@ import warnings
 
 import pytest
 import requests
+from pve_stub import PveStub, Reply
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _api
 from ansible_collections.puls.proxmox.plugins.module_utils._api import PveClient, RetryPolicy
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
-from pve_stub import PveStub, Reply
 
 FAST = RetryPolicy(attempts=4, budget=5.0, base_delay=0.01, max_delay=0.02)
 UPID = 'UPID:pve1:000003E8:00001B58:6B0CCF68:qmcreate:104:root@pam!puls:'
@@ -38,6 +38,7 @@ def password_client(stub, **options):
 
 
 # ---------------------------------------------------------------- authentication
+
 
 def test_token_auth_sends_the_pve_api_token_header(stub):
     stub.route('GET', '/version', Reply(data={'version': '9.0'}))
@@ -69,7 +70,10 @@ def test_expired_ticket_is_renewed_by_one_login_and_the_request_repeated(stub):
     assert client.post('/nodes/pve1/qemu/104/status/start') == UPID
     assert stub.logins == 2
     assert [(s.method, s.path) for s in stub.seen][-3:] == [
-        ('POST', '/nodes/pve1/qemu/104/status/start'), ('POST', '/access/ticket'), ('POST', '/nodes/pve1/qemu/104/status/start')]
+        ('POST', '/nodes/pve1/qemu/104/status/start'),
+        ('POST', '/access/ticket'),
+        ('POST', '/nodes/pve1/qemu/104/status/start'),
+    ]
 
 
 def test_ticket_refused_again_after_renewal_fails_instead_of_looping(stub):
@@ -116,13 +120,16 @@ def test_parameter_errors_are_listed_per_field(stub):
     stub.route('POST', '/nodes/pve1/qemu', Reply(400, message='Parameter verification failed.', errors=errors))
     with pytest.raises(PveApiError) as caught:
         token_client(stub).post('/nodes/pve1/qemu', vmid=104, cores='x', memory=1, context='creating VM 104 on pve1')
-    assert str(caught.value) == ("creating VM 104 on pve1 failed (HTTP 400): Parameter verification failed. "
-                                 "cores: type check ('integer') failed - got 'x'; memory: value must be at least 16")
+    assert str(caught.value) == (
+        "creating VM 104 on pve1 failed (HTTP 400): Parameter verification failed. "
+        "cores: type check ('integer') failed - got 'x'; memory: value must be at least 16"
+    )
     assert caught.value.errors == {'cores': "type check ('integer') failed - got 'x'", 'memory': 'value must be at least 16'}
     assert caught.value.details() == {'http_status': 400, 'api_errors': caught.value.errors}
 
 
 # ---------------------------------------------------------------- TLS
+
 
 @pytest.fixture
 def hostile_ca_env(monkeypatch):
@@ -173,27 +180,30 @@ CFS = "cfs-lock 'storage-local-lvm' error: got lock request timeout"
 OK_UPID = Reply(data=UPID)
 
 
-@pytest.mark.parametrize('method, idempotent, first, retried', [
-    ('GET', False, Reply(500, message='internal error'), True),
-    ('GET', False, Reply(502, raw='<html>Bad Gateway</html>', message='Bad Gateway'), True),
-    ('GET', False, Reply(drop=True), True),
-    ('GET', False, Reply(500, message="Configuration file 'nodes/pve1/qemu-server/104.conf' does not exist"), False),
-    ('GET', False, Reply(500, message='QEMU guest agent is not running'), False),
-    ('GET', False, Reply(501, message="Method 'GET /nodes/pve1/foo' not implemented"), False),
-    ('GET', False, Reply(400, message='Parameter verification failed.', errors={'type': 'value not allowed'}), False),
-    ('POST', False, Reply(500, message=LOCK), True),
-    ('PUT', False, Reply(500, message=CFS), True),
-    ('POST', False, Reply(500, message='VM is locked (clone)'), True),
-    ('POST', False, Reply(500, message='got no worker upid - start worker failed'), True),
-    ('DELETE', False, Reply(500, message='cluster not ready - no quorum?'), True),
-    ('POST', False, Reply(595, message='No route to host'), True),
-    ('POST', False, Reply(500, message='VM 104 already running'), False),
-    ('POST', False, Reply(drop=True), False),
-    ('POST', False, Reply(502, raw='<html>Bad Gateway</html>', message='Bad Gateway'), False),
-    ('PUT', True, Reply(drop=True), True),
-    ('DELETE', True, Reply(drop=True), True),
-    ('PUT', True, Reply(500, message='internal error'), False),
-])
+@pytest.mark.parametrize(
+    'method, idempotent, first, retried',
+    [
+        ('GET', False, Reply(500, message='internal error'), True),
+        ('GET', False, Reply(502, raw='<html>Bad Gateway</html>', message='Bad Gateway'), True),
+        ('GET', False, Reply(drop=True), True),
+        ('GET', False, Reply(500, message="Configuration file 'nodes/pve1/qemu-server/104.conf' does not exist"), False),
+        ('GET', False, Reply(500, message='QEMU guest agent is not running'), False),
+        ('GET', False, Reply(501, message="Method 'GET /nodes/pve1/foo' not implemented"), False),
+        ('GET', False, Reply(400, message='Parameter verification failed.', errors={'type': 'value not allowed'}), False),
+        ('POST', False, Reply(500, message=LOCK), True),
+        ('PUT', False, Reply(500, message=CFS), True),
+        ('POST', False, Reply(500, message='VM is locked (clone)'), True),
+        ('POST', False, Reply(500, message='got no worker upid - start worker failed'), True),
+        ('DELETE', False, Reply(500, message='cluster not ready - no quorum?'), True),
+        ('POST', False, Reply(595, message='No route to host'), True),
+        ('POST', False, Reply(500, message='VM 104 already running'), False),
+        ('POST', False, Reply(drop=True), False),
+        ('POST', False, Reply(502, raw='<html>Bad Gateway</html>', message='Bad Gateway'), False),
+        ('PUT', True, Reply(drop=True), True),
+        ('DELETE', True, Reply(drop=True), True),
+        ('PUT', True, Reply(500, message='internal error'), False),
+    ],
+)
 def test_retry_classification(stub, method, idempotent, first, retried):
     path = '/nodes/pve1/qemu/104/thing'
     stub.route(method, path, first, Reply(data='done'))
@@ -249,6 +259,7 @@ def test_connection_refused_is_retried_for_any_method(stub):
 
 # ---------------------------------------------------------------- creating guests
 
+
 @pytest.fixture
 def no_settle(monkeypatch):
     monkeypatch.setattr(_api, 'CREATE_SETTLE_SECONDS', 0)
@@ -283,8 +294,7 @@ def test_create_whose_answer_was_lost_and_whose_vmid_another_vm_took_fails_as_ta
 
 def test_resent_create_refused_as_existing_is_recognised_as_our_own(stub, no_settle):
     """The first try did create the VM, just after we looked: PVE's 'already exists' is then our VM."""
-    stub.route('POST', '/nodes/pve1/qemu', Reply(drop=True),
-               Reply(500, message="unable to create VM 104 - VM 104 already exists on node 'pve1'"))
+    stub.route('POST', '/nodes/pve1/qemu', Reply(drop=True), Reply(500, message="unable to create VM 104 - VM 104 already exists on node 'pve1'"))
     stub.route('GET', '/cluster/resources', Reply(data=[]), Reply(data=[{'vmid': 104, 'node': 'pve1', 'name': 'web1'}]))
     stub.route('GET', '/nodes/pve1/qemu/104/config', Reply(data={'name': 'web1'}))
     assert token_client(stub).create_vm('/nodes/pve1/qemu', 104, name='web1') is None
@@ -292,6 +302,7 @@ def test_resent_create_refused_as_existing_is_recognised_as_our_own(stub, no_set
 
 
 # ---------------------------------------------------------------- secrets and the request hook
+
 
 def test_no_secret_reaches_messages_details_or_reprs(stub):
     """PVE (or a proxy) echoing what it got must not carry a secret into the user's output."""
@@ -320,8 +331,14 @@ def test_token_secret_echoed_by_a_proxy_is_redacted(stub):
 def test_request_hook_sees_every_exchange_including_login_and_failures(stub):
     stub.route('GET', '/version', Reply(500, message='internal error'), Reply(data={}))
     seen = []
-    client = PveClient(stub.url, 'root@pam', api_password=stub.password, ca_path=stub.cafile, retry=FAST,
-                       on_request=lambda method, path, status: seen.append((method, path, status)))
+    client = PveClient(
+        stub.url,
+        'root@pam',
+        api_password=stub.password,
+        ca_path=stub.cafile,
+        retry=FAST,
+        on_request=lambda method, path, status: seen.append((method, path, status)),
+    )
     client.get('/version')
     assert seen == [('POST', '/access/ticket', 200), ('GET', '/version', 500), ('GET', '/version', 200)]
     assert client.request_count == 3 == len(stub.seen)
@@ -347,8 +364,10 @@ def test_cluster_vms_and_vm_config_are_one_request_each(stub):
     assert client.vm_config('pve1', 100, current=True) == {'cores': 2}
     assert client.vm_config('pve1', 100) == {'cores': 2}
     assert [(s.path, s.query) for s in stub.seen] == [
-        ('/cluster/resources', {'type': 'vm'}), ('/nodes/pve1/qemu/100/config', {'current': '1'}),
-        ('/nodes/pve1/qemu/100/config', {})]
+        ('/cluster/resources', {'type': 'vm'}),
+        ('/nodes/pve1/qemu/100/config', {'current': '1'}),
+        ('/nodes/pve1/qemu/100/config', {}),
+    ]
 
 
 def test_urllib3_insecure_warning_is_not_emitted_per_request(stub):

@@ -8,12 +8,12 @@ import json
 import time
 
 import pytest
+from pve_stub import PveStub, Reply
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import PveClient, RetryPolicy
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._progress import ProgressNotes
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import TaskResult, describe_task, parse_upid
-from pve_stub import PveStub, Reply
 
 FAST = RetryPolicy(attempts=4, budget=5.0, base_delay=0.01, max_delay=0.02)
 UPID = 'UPID:pve1:000003E8:00001B58:6B0CCF68:qmclone:9000:root@pam!puls:'
@@ -80,8 +80,7 @@ def test_failed_task_raises_with_exit_status_and_log_tail(stub, client):
     error = caught.value
     assert (error.exitstatus, error.upid, error.log) == ('clone failed: disk full', UPID, lines[-10:])
     message = str(error)
-    assert message.startswith('cloning template 9000 to VM 104 on pve1 failed: task qmclone of 9000 on pve1 (%s) ended with: '
-                              'clone failed: disk full' % UPID)
+    assert message.startswith('cloning template 9000 to VM 104 on pve1 failed: task qmclone of 9000 on pve1 (%s) ended with: clone failed: disk full' % UPID)
     assert 'line 6\n' in message and 'line 5\n' not in message and lines[-1] in message
     assert error.details()['task_exitstatus'] == 'clone failed: disk full'
 
@@ -92,8 +91,7 @@ def test_task_deadline_raises_a_timeout_naming_task_and_upid(stub, client):
     with pytest.raises(PveApiError) as caught:
         client.wait_task(UPID, 0.6, context='cloning template 9000 to VM 104 on pve1')
     assert 0.6 <= time.monotonic() - started < 2.5
-    assert str(caught.value).startswith('cloning template 9000 to VM 104 on pve1: timed out after 0.6 s waiting for task '
-                                        'qmclone of 9000 on pve1 (%s)' % UPID)
+    assert str(caught.value).startswith('cloning template 9000 to VM 104 on pve1: timed out after 0.6 s waiting for task qmclone of 9000 on pve1 (%s)' % UPID)
     assert caught.value.upid == UPID
 
 
@@ -153,15 +151,24 @@ def test_with_progress_notes_each_poll_notes_the_log_lines_pve_added_since_the_l
     stub.route('GET', STATUS, RUNNING, RUNNING, RUNNING, stopped('OK'))
     # dump_logfile (pve-common PVE::Tools) answers an empty log with a line 'no content', a read past the end with none.
     # A log that cannot be read (here: a refusal) is no new line; the wait goes on.
-    stub.route('GET', LOG, log('no content'), log('create full clone of drive scsi0 (local-lvm:base-9000-disk-0)',
-                                                  'transferred 1.0 GiB of 10.0 GiB (10.00%)'),
-               Reply(403, message='Permission check failed'), Reply(data=[{'n': 3, 't': 'transferred 10.0 GiB of 10.0 GiB (100.00%)'}]))
+    stub.route(
+        'GET',
+        LOG,
+        log('no content'),
+        log('create full clone of drive scsi0 (local-lvm:base-9000-disk-0)', 'transferred 1.0 GiB of 10.0 GiB (10.00%)'),
+        Reply(403, message='Permission check failed'),
+        Reply(data=[{'n': 3, 't': 'transferred 10.0 GiB of 10.0 GiB (100.00%)'}]),
+    )
     assert client.wait_task(UPID, 10, 'cloning VM 9000 on pve1 as web1').exitstatus == 'OK'
     noted = [json.loads(line) for line in notes.read_text().splitlines()]
     assert [(note['what'], note['upid'], note['lines']) for note in noted] == [
         ('cloning VM 9000 on pve1 as web1', UPID, []),
-        ('cloning VM 9000 on pve1 as web1', UPID, ['create full clone of drive scsi0 (local-lvm:base-9000-disk-0)',
-                                                   'transferred 1.0 GiB of 10.0 GiB (10.00%)']),
+        (
+            'cloning VM 9000 on pve1 as web1',
+            UPID,
+            ['create full clone of drive scsi0 (local-lvm:base-9000-disk-0)', 'transferred 1.0 GiB of 10.0 GiB (10.00%)'],
+        ),
         ('cloning VM 9000 on pve1 as web1', UPID, []),
-        ('cloning VM 9000 on pve1 as web1', UPID, ['transferred 10.0 GiB of 10.0 GiB (100.00%)'])]
+        ('cloning VM 9000 on pve1 as web1', UPID, ['transferred 10.0 GiB of 10.0 GiB (100.00%)']),
+    ]
     assert [seen.query.get('start') for seen in stub.requests('GET', LOG)] == ['0', '0', '2', '2']

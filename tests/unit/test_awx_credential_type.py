@@ -45,8 +45,13 @@ READ_BUT_NOT_INJECTED = {'PROXMOX_PASSWORD'}
 
 SECRET = 'b4d4c0de-0000-4000-8000-5ec2e75ec2e7'
 CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBlab-ca\n-----END CERTIFICATE-----\n'
-INPUTS = dict(api_url='https://pve.example.com:8006', api_user='automation@pve', api_token_name='ansible',
-              api_token_secret=SECRET, ca_certificate=CA_PEM)
+INPUTS = {
+    'api_url': 'https://pve.example.com:8006',
+    'api_user': 'automation@pve',
+    'api_token_name': 'ansible',
+    'api_token_secret': SECRET,
+    'ca_certificate': CA_PEM,
+}
 
 # AWX's schema of CredentialType.inputs.
 AWX_INPUTS_SCHEMA = {
@@ -82,17 +87,17 @@ AWX_INJECTORS_SCHEMA = {
     'type': 'object',
     'additionalProperties': False,
     'properties': {
-        'file': {'type': 'object', 'additionalProperties': False,
-                 'patternProperties': {r'^template(\.[a-zA-Z_]+[a-zA-Z0-9_]*)?$': {'type': 'string'}}},
-        'env': {'type': 'object', 'additionalProperties': False,
-                'patternProperties': {'^[a-zA-Z_]+[a-zA-Z0-9_]*$': {'type': 'string', 'pattern': '^[\x00-\x7F]*$'}}},
-        'extra_vars': {'type': 'object', 'additionalProperties': False,
-                       'patternProperties': {'^[a-zA-Z_]+[a-zA-Z0-9_]*$': {'type': 'string'}}},
+        'file': {'type': 'object', 'additionalProperties': False, 'patternProperties': {r'^template(\.[a-zA-Z_]+[a-zA-Z0-9_]*)?$': {'type': 'string'}}},
+        'env': {
+            'type': 'object',
+            'additionalProperties': False,
+            'patternProperties': {'^[a-zA-Z_]+[a-zA-Z0-9_]*$': {'type': 'string', 'pattern': '^[\x00-\x7f]*$'}},
+        },
+        'extra_vars': {'type': 'object', 'additionalProperties': False, 'patternProperties': {'^[a-zA-Z_]+[a-zA-Z0-9_]*$': {'type': 'string'}}},
     },
 }
 
-AWX_SURVEY_TYPES = {'text': str, 'textarea': str, 'password': str, 'multiplechoice': str, 'multiselect': str,
-                    'integer': int, 'float': float}
+AWX_SURVEY_TYPES = {'text': str, 'textarea': str, 'password': str, 'multiplechoice': str, 'multiselect': str, 'integer': int, 'float': float}
 
 
 def load_credential_type():
@@ -190,7 +195,7 @@ def test_credential_type_passes_awx_field_rules(credential_type):
 
 def test_injector_templates_use_only_declared_inputs(credential_type):
     # AWX renders every injector template at creation with each input set to 'EXAMPLE' and fails on anything else.
-    namespace = dict((field['id'], 'EXAMPLE') for field in credential_type['inputs']['fields'])
+    namespace = {field['id']: 'EXAMPLE' for field in credential_type['inputs']['fields']}
     files = list(credential_type['injectors'].get('file', {}))
     assert files == ['template'], 'one file, referenced as tower.filename'
     namespace['tower'] = types.SimpleNamespace(filename='EXAMPLE_FILENAME')
@@ -203,7 +208,7 @@ def test_injector_templates_use_only_declared_inputs(credential_type):
 
 
 def test_token_secret_is_the_secret_input_and_the_ca_a_multiline_one(credential_type):
-    fields = dict((field['id'], field) for field in credential_type['inputs']['fields'])
+    fields = {field['id']: field for field in credential_type['inputs']['fields']}
     assert fields['api_token_secret'].get('secret') is True
     assert [name for name, field in fields.items() if field.get('secret')] == ['api_token_secret']
     assert fields['ca_certificate'].get('multiline') is True
@@ -252,17 +257,20 @@ def test_skip_tls_verify_turns_verification_off_for_both_collections(credential_
     assert tls_verify(params['validate_certs'], params['ca_path']) is False
 
 
-@pytest.mark.parametrize('api_url, host', [
-    ('https://pve.example.com:8006', 'pve.example.com:8006'),
-    ('https://pve.example.com:8006/api2/json', 'pve.example.com:8006'),
-    ('https://pve.example.com', 'pve.example.com'),
-    ('pve.example.com:8443', 'pve.example.com:8443'),
-    ('https://[fd00::10]:8006/', '[fd00::10]:8006'),
-])
+@pytest.mark.parametrize(
+    'api_url, host',
+    [
+        ('https://pve.example.com:8006', 'pve.example.com:8006'),
+        ('https://pve.example.com:8006/api2/json', 'pve.example.com:8006'),
+        ('https://pve.example.com', 'pve.example.com'),
+        ('pve.example.com:8443', 'pve.example.com:8443'),
+        ('https://[fd00::10]:8006/', '[fd00::10]:8006'),
+    ],
+)
 def test_community_proxmox_host_reaches_the_same_api_as_the_url(credential_type, tmp_path, monkeypatch, api_url, host):
     env, _safe = awx_inject(credential_type, dict(INPUTS, api_url=api_url), tmp_path)
     assert env['PROXMOX_HOST'] == host
-    community_only = dict((name, value) for name, value in env.items() if name not in ('PROXMOX_URL', 'PROXMOX_TOKEN_NAME'))
+    community_only = {name: value for name, value in env.items() if name not in ('PROXMOX_URL', 'PROXMOX_TOKEN_NAME')}
     params = connection_params(monkeypatch, community_only)
     assert parse_api_url(params['api_url']) == parse_api_url(api_url)
     assert params['api_token_name'] == 'ansible'
@@ -272,8 +280,7 @@ def test_a_full_token_id_as_token_name_works_for_both_collections(credential_typ
     env, _safe = awx_inject(credential_type, dict(INPUTS, api_token_name='automation@pve!ansible'), tmp_path)
     assert env['PROXMOX_TOKEN_ID'] == 'ansible'
     params = connection_params(monkeypatch, env)
-    assert resolve_credential(params['api_user'], params['api_token_name'], params['api_token_secret']).token_id == \
-        'automation@pve!ansible'
+    assert resolve_credential(params['api_user'], params['api_token_name'], params['api_token_secret']).token_id == 'automation@pve!ansible'
 
 
 def test_token_secret_reaches_only_its_variable_and_is_masked_in_the_stored_environment(credential_type, tmp_path):

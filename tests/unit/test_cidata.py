@@ -76,6 +76,7 @@ def other_clock_and_zone(monkeypatch):
 
 # What the ISO holds, read back by pycdlib and by tools from Debian.
 
+
 def test_pycdlib_reads_label_and_exact_files_by_rock_ridge_and_joliet_names(seed):
     iso = pycdlib.PyCdlib()
     iso.open_fp(io.BytesIO(build_seed_iso(seed).data))
@@ -103,8 +104,7 @@ def test_isoinfo_lists_and_extracts_nocloud_files_exactly(seed, iso_file, reader
     listing = run(tool('isoinfo'), reader, '-f', '-i', str(iso_file)).split()
     assert sorted(listing) == sorted(f'/{name}' for name in seed.files)
     for name, content in seed.files.items():
-        extracted_bytes = subprocess.run([tool('isoinfo'), reader, '-i', str(iso_file), '-x', f'/{name}'],
-                                         check=True, capture_output=True).stdout
+        extracted_bytes = subprocess.run([tool('isoinfo'), reader, '-i', str(iso_file), '-x', f'/{name}'], check=True, capture_output=True).stdout
         assert extracted_bytes == content, name
 
 
@@ -117,8 +117,7 @@ def test_blkid_reports_label_cidata_which_nocloud_looks_for(iso_file):
 
 
 def test_cloud_init_schema_accepts_the_user_data_on_the_iso(extracted):
-    result = subprocess.run([tool('cloud-init'), 'schema', '--config-file', str(extracted / 'user-data')],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run([tool('cloud-init'), 'schema', '--config-file', str(extracted / 'user-data')], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert 'Valid cloud-config' in result.stdout
 
@@ -143,6 +142,7 @@ def test_text_input_is_kept_byte_for_byte_and_mappings_are_written_as_yaml():
 
 
 # Reproducible bytes and the instance-id.
+
 
 def test_same_input_gives_identical_bytes_whatever_the_clock_and_time_zone(iso_file, other_clock_and_zone):
     # iso_file was built on the real clock in the host's zone; this build sees another time and UTC+14.
@@ -169,13 +169,17 @@ def test_build_leaves_pycdlib_on_the_real_clock_even_when_it_fails(seed, monkeyp
     assert all(module.time is time for module in (pycdlib.dates, pycdlib.headervd, pycdlib.pycdlib, pycdlib.utils))
 
 
-@pytest.mark.parametrize('change', [
-    {'user_data': USER_DATA + 'timezone: Europe/Berlin\n'},
-    {'local_hostname': 'web02'},
-    {'network_config': NETWORK_CONFIG.replace('192.0.2.10', '192.0.2.11')},
-    {'vendor_data': None},
-    {'meta_data': {'public-keys': ['ssh-ed25519 AAAA x']}},
-], ids=['user_data', 'local_hostname', 'network_config', 'vendor_data', 'meta_data'])
+@pytest.mark.parametrize(
+    'change',
+    [
+        {'user_data': USER_DATA + 'timezone: Europe/Berlin\n'},
+        {'local_hostname': 'web02'},
+        {'network_config': NETWORK_CONFIG.replace('192.0.2.10', '192.0.2.11')},
+        {'vendor_data': None},
+        {'meta_data': {'public-keys': ['ssh-ed25519 AAAA x']}},
+    ],
+    ids=['user_data', 'local_hostname', 'network_config', 'vendor_data', 'meta_data'],
+)
 def test_any_content_change_changes_the_instance_id(seed, change):
     changed = full_seed(**change)
     assert changed.instance_id != seed.instance_id
@@ -200,6 +204,7 @@ def test_user_meta_data_keys_win_but_their_instance_id_only_names_the_prefix():
 
 # What counts as user-data, as cloud-init decides it.
 
+
 def mime_user_data() -> str:
     message = MIMEMultipart()
     message.attach(MIMEText('#cloud-config\npackages: [htop]\n', 'cloud-config'))
@@ -207,43 +212,50 @@ def mime_user_data() -> str:
     return message.as_string()
 
 
-@pytest.mark.parametrize('user_data', [
-    '#!/bin/sh\necho hello\n',
-    '#cloud-config\n{}\n',
-    '  #Cloud-Config\npackages: [htop]\n',
-    '#include\nhttps://example.com/user-data\n',
-    '## template: jinja\n#cloud-config\nhostname: {{ v1.local_hostname }}\n',
-    '#cloud-config-archive\n- type: text/cloud-config\n  content: "packages: [htop]"\n',
-    '#cloud-boothook\n#!/bin/sh\necho early\n',
-    mime_user_data(),
-], ids=['script', 'empty-mapping', 'case-and-indent', 'include', 'jinja', 'archive', 'boothook', 'mime'])
+@pytest.mark.parametrize(
+    'user_data',
+    [
+        '#!/bin/sh\necho hello\n',
+        '#cloud-config\n{}\n',
+        '  #Cloud-Config\npackages: [htop]\n',
+        '#include\nhttps://example.com/user-data\n',
+        '## template: jinja\n#cloud-config\nhostname: {{ v1.local_hostname }}\n',
+        '#cloud-config-archive\n- type: text/cloud-config\n  content: "packages: [htop]"\n',
+        '#cloud-boothook\n#!/bin/sh\necho early\n',
+        mime_user_data(),
+    ],
+    ids=['script', 'empty-mapping', 'case-and-indent', 'include', 'jinja', 'archive', 'boothook', 'mime'],
+)
 def test_user_data_forms_cloud_init_accepts_pass(user_data):
     assert nocloud_seed(user_data=user_data, local_hostname='web01').files['user-data'] == user_data.encode('utf-8')
 
 
-@pytest.mark.parametrize('option, value, problem', [
-    ('user_data', None, 'non-empty text'),
-    ('user_data', ' \n', 'non-empty text'),
-    ('user_data', 'packages: [htop]\n', "it starts with 'packages: [htop]'"),
-    ('user_data', '#cloud-config\n- htop\n', 'must be a YAML mapping, got a list'),
-    ('user_data', '#cloud-config\n', 'must be a YAML mapping, got nothing'),
-    ('user_data', '#cloud-config\npackages: [htop\n', 'is not valid YAML'),
-    ('user_data', 'Content-Type: multipart/mixed; boundary="x"\n\n--x--\n', 'needs a MIME-Version header'),
-    ('user_data', 'MIME-Version: 1.0\nContent-Type: multipart/mixed\n\nbody\n', 'malformed MIME message'),
-    ('vendor_data', 'just words\n', 'must start with one of'),
-    ('meta_data', '- a\n', 'must be a YAML mapping, got a list'),
-    ('meta_data', 'a: [\n', 'is not valid YAML'),
-    ('meta_data', {'instance-id': ''}, 'instance-id must be a non-empty string'),
-    ('meta_data', 42, 'must be YAML text or a mapping'),
-    ('meta_data', {'x': object()}, 'cannot be written as YAML'),
-    ('network_config', '', 'version must be 1 or 2'),
-    ('network_config', 'network: [eth0]\n', 'network must be a mapping'),
-    ('network_config', {'version': 3}, 'version must be 1 or 2'),
-    ('network_config', {'ethernets': {'eth0': {'dhcp4': True}}}, 'version must be 1 or 2'),
-    ('network_config', {'version': 1, 'config': {'type': 'physical'}}, 'needs a config list'),
-    ('local_hostname', '', 'non-empty name'),
-    ('local_hostname', 'web 01', 'without whitespace'),
-])
+@pytest.mark.parametrize(
+    'option, value, problem',
+    [
+        ('user_data', None, 'non-empty text'),
+        ('user_data', ' \n', 'non-empty text'),
+        ('user_data', 'packages: [htop]\n', "it starts with 'packages: [htop]'"),
+        ('user_data', '#cloud-config\n- htop\n', 'must be a YAML mapping, got a list'),
+        ('user_data', '#cloud-config\n', 'must be a YAML mapping, got nothing'),
+        ('user_data', '#cloud-config\npackages: [htop\n', 'is not valid YAML'),
+        ('user_data', 'Content-Type: multipart/mixed; boundary="x"\n\n--x--\n', 'needs a MIME-Version header'),
+        ('user_data', 'MIME-Version: 1.0\nContent-Type: multipart/mixed\n\nbody\n', 'malformed MIME message'),
+        ('vendor_data', 'just words\n', 'must start with one of'),
+        ('meta_data', '- a\n', 'must be a YAML mapping, got a list'),
+        ('meta_data', 'a: [\n', 'is not valid YAML'),
+        ('meta_data', {'instance-id': ''}, 'instance-id must be a non-empty string'),
+        ('meta_data', 42, 'must be YAML text or a mapping'),
+        ('meta_data', {'x': object()}, 'cannot be written as YAML'),
+        ('network_config', '', 'version must be 1 or 2'),
+        ('network_config', 'network: [eth0]\n', 'network must be a mapping'),
+        ('network_config', {'version': 3}, 'version must be 1 or 2'),
+        ('network_config', {'ethernets': {'eth0': {'dhcp4': True}}}, 'version must be 1 or 2'),
+        ('network_config', {'version': 1, 'config': {'type': 'physical'}}, 'needs a config list'),
+        ('local_hostname', '', 'non-empty name'),
+        ('local_hostname', 'web 01', 'without whitespace'),
+    ],
+)
 def test_bad_input_fails_naming_the_option(option, value, problem):
     arguments = {'user_data': USER_DATA, 'local_hostname': 'web01', option: value}
     with pytest.raises(SeedDataError) as raised:
@@ -253,11 +265,15 @@ def test_bad_input_fails_naming_the_option(option, value, problem):
     assert isinstance(raised.value, ValueError)
 
 
-@pytest.mark.parametrize('network_config', [
-    {'network': {'config': 'disabled'}},
-    {'version': 1, 'config': [{'type': 'physical', 'name': 'eth0', 'subnets': [{'type': 'dhcp'}]}]},
-    {'version': 2, 'ethernets': {'eth0': {'dhcp4': True}}},
-], ids=['disabled', 'v1', 'v2-unwrapped'])
+@pytest.mark.parametrize(
+    'network_config',
+    [
+        {'network': {'config': 'disabled'}},
+        {'version': 1, 'config': [{'type': 'physical', 'name': 'eth0', 'subnets': [{'type': 'dhcp'}]}]},
+        {'version': 2, 'ethernets': {'eth0': {'dhcp4': True}}},
+    ],
+    ids=['disabled', 'v1', 'v2-unwrapped'],
+)
 def test_network_config_shapes_cloud_init_reads_pass(network_config):
     assert 'network-config' in full_seed(network_config=network_config).files
 

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.puls.proxmox.plugins.module_utils._closure import (
-    ProvisionFileError, closure_files, closure_hash, provision_hashes)
+from ansible_collections.puls.proxmox.plugins.module_utils._closure import ProvisionFileError, closure_files, closure_hash, provision_hashes
 from ansible_collections.puls.proxmox.plugins.module_utils._provision_hash import short_hash
 
 FIXTURES = Path(__file__).parent / 'fixtures' / 'closure'
@@ -48,19 +47,29 @@ def append(relative_path: str, text: str = '# changed\n'):
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open('a', encoding='utf-8') as handle:
             handle.write(text)
+
     return edit
 
 
 def test_closure_of_a_playbook_is_everything_it_runs_named_relative_to_its_directory(tree):
     closure = closure_files(tree / 'site.yml')
     assert list(closure.files.values()) == [
-        'roles/common/tasks/main.yml', 'roles/common/vars/main.yml',
+        'roles/common/tasks/main.yml',
+        'roles/common/vars/main.yml',
         'roles/logging/tasks/main.yml',
-        'roles/monitoring/handlers/main.yml', 'roles/monitoring/tasks/main.yml',
-        'roles/web/defaults/main.yml', 'roles/web/meta/main.yml', 'roles/web/tasks/install.yml', 'roles/web/tasks/main.yml',
+        'roles/monitoring/handlers/main.yml',
+        'roles/monitoring/tasks/main.yml',
+        'roles/web/defaults/main.yml',
+        'roles/web/meta/main.yml',
+        'roles/web/tasks/install.yml',
+        'roles/web/tasks/main.yml',
         'roles/web/templates/index.html.j2',
-        'site.yml', 'tasks/more.yml', 'tasks/setup.yml',
-        'vars/common.yml', 'vars/default.yml', 'vars/secrets.yml',
+        'site.yml',
+        'tasks/more.yml',
+        'tasks/setup.yml',
+        'vars/common.yml',
+        'vars/default.yml',
+        'vars/secrets.yml',
     ]
     assert all(path.is_absolute() and path.is_file() for path in closure.files)
 
@@ -131,7 +140,12 @@ def test_playbook_importing_itself_through_a_symbolic_link_terminates(tree):
 def test_playbook_importing_itself_and_roles_depending_on_each_other_terminate(tree):
     closure = closure_files(tree / 'cycle.yml')
     assert list(closure.files.values()) == [
-        'cycle.yml', 'roles/loop_a/meta/main.yml', 'roles/loop_a/tasks/main.yml', 'roles/loop_b/meta/main.yml', 'roles/loop_b/tasks/main.yml']
+        'cycle.yml',
+        'roles/loop_a/meta/main.yml',
+        'roles/loop_a/tasks/main.yml',
+        'roles/loop_b/meta/main.yml',
+        'roles/loop_b/tasks/main.yml',
+    ]
     assert closure.unresolved == []
 
 
@@ -163,8 +177,7 @@ def test_collection_role_is_neither_hashed_nor_reported_but_a_missing_role_is_re
 
 
 def test_role_missing_from_the_roles_path_is_reported(tree):
-    assert closure_files(tree / 'external.yml').unresolved == [
-        "external.yml: role 'base' (not found)", "external.yml: role 'absent' (not found)"]
+    assert closure_files(tree / 'external.yml').unresolved == ["external.yml: role 'base' (not found)", "external.yml: role 'absent' (not found)"]
 
 
 def test_templated_paths_are_reported_unresolved_and_skipped(tree):
@@ -207,8 +220,8 @@ def test_provision_hashes_keys_by_declared_path_and_resolves_relative_paths_in_t
     declared = ['tree/site.yml', 'tree/external.yml', 'tree/db.yml']
     result = provision_hashes(declared, tree.parent, roles_path=['shared_roles'], hash_include=['tree/vars/unused.yml'])
     assert result.hashes == {
-        path: closure_hash(tree.parent / path, roles_path=[tree.parent / 'shared_roles'], hash_include=[tree / 'vars' / 'unused.yml'])
-        for path in declared}
+        path: closure_hash(tree.parent / path, roles_path=[tree.parent / 'shared_roles'], hash_include=[tree / 'vars' / 'unused.yml']) for path in declared
+    }
     assert list(result.unresolved) == ['tree/site.yml', 'tree/external.yml']
     assert result.unresolved['tree/external.yml'] == ["external.yml: role 'absent' (not found)"]
 
@@ -219,11 +232,14 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize(('name', 'problem'), [
-    ('missing.yml', 'does not exist'),
-    ('roles', 'is a directory, not a file'),
-    ('notes.txt', 'has an unknown extension; a provision file is one of .yml, .yaml, .pp, .sh'),
-])
+@pytest.mark.parametrize(
+    ('name', 'problem'),
+    [
+        ('missing.yml', 'does not exist'),
+        ('roles', 'is a directory, not a file'),
+        ('notes.txt', 'has an unknown extension; a provision file is one of .yml, .yaml, .pp, .sh'),
+    ],
+)
 def test_unusable_provision_file_is_an_error_naming_it(tree, name, problem):
     write(tree / 'notes.txt', 'hello\n')
     with pytest.raises(ProvisionFileError, match=f'^{re.escape(str(tree / name))} {re.escape(problem)}$') as caught:

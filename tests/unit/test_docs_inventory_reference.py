@@ -21,12 +21,14 @@ MARKUP = re.compile(r'\b([A-Z])\(([^)]*)\)')
 
 def plain(markup):
     """Ansible doc markup as Markdown: C(x), V(x), O(x), E(x) as code; O(plugin#module:option) as the option."""
+
     def code(match):
         value = match.group(2)
         if '#' in value:
             plugin, _sep, rest = value.partition('#')
             value = rest.partition(':')[2] or plugin
-        return '`{0}`'.format(value)
+        return f'`{value}`'
+
     return MARKUP.sub(code, markup).replace('|', '\\|')
 
 
@@ -45,7 +47,7 @@ def default_of(spec):
         text = default or '""'
     else:
         text = json.dumps(default)
-    return '`{0}`'.format(text)
+    return f'`{text}`'
 
 
 def rows(options, prefix=''):
@@ -53,12 +55,12 @@ def rows(options, prefix=''):
         description = spec.get('description', '')
         text = ' '.join(description if isinstance(description, list) else [description])
         if spec.get('choices'):
-            text += ' One of {0}.'.format(', '.join('`{0}`'.format(c) for c in spec['choices']))
+            text += ' One of {0}.'.format(', '.join(f'`{c}`' for c in spec['choices']))
         if spec.get('required'):
             text += ' Required.'
-        yield '| `{0}{1}` | {2} | {3} | {4} |'.format(prefix, name, type_of(spec), default_of(spec), plain(text))
+        yield f'| `{prefix}{name}` | {type_of(spec)} | {default_of(spec)} | {plain(text)} |'
         if spec.get('options'):
-            yield from rows(spec['options'], prefix='{0}{1}[].'.format(prefix, name))
+            yield from rows(spec['options'], prefix=f'{prefix}{name}[].')
 
 
 def reference_table(options=None):
@@ -71,17 +73,18 @@ def reference_table(options=None):
 def documented(options=None):
     """docs/index.md with the reference of ``options`` (default: argument_specs.yml's), as make generate writes it."""
     text = DOC.read_text()
-    return text[:text.index(START) + len(START)] + '\n' + reference_table(options) + '\n' + text[text.index(END):]
+    return text[: text.index(START) + len(START)] + '\n' + reference_table(options) + '\n' + text[text.index(END) :]
 
 
 def documented_table():
     text = DOC.read_text()
-    return text[text.index(START) + len(START):text.index(END)].strip()
+    return text[text.index(START) + len(START) : text.index(END)].strip()
 
 
 def test_the_inventory_reference_in_the_docs_is_the_role_argument_spec():
     assert documented_table() == reference_table(), (
-        'docs/index.md is out of date with the argument spec; run: .venv/bin/python tests/unit/test_docs_inventory_reference.py')
+        'docs/index.md is out of date with the argument spec; run: .venv/bin/python tests/unit/test_docs_inventory_reference.py'
+    )
 
 
 def test_every_variable_the_role_validates_has_a_row_with_a_meaning():

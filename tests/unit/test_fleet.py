@@ -8,8 +8,10 @@ from ansible_collections.puls.proxmox.plugins.module_utils._fleet_io import Mach
 
 
 def test_valid_options_get_pve_vms_defaults_and_their_secrets_are_listed():
-    machines = [{'host': 'web1', 'vm': {'name': 'web1', 'cores': '2', 'ci_password': 'pw-1', 'user_data': '#cloud-config\n'}},
-                {'host': 'web2', 'vm': {'name': 'web2'}}]
+    machines = [
+        {'host': 'web1', 'vm': {'name': 'web1', 'cores': '2', 'ci_password': 'pw-1', 'user_data': '#cloud-config\n'}},
+        {'host': 'web2', 'vm': {'name': 'web2'}},
+    ]
     ready, refused, secrets = prepare(machines)
     assert refused == {} and [machine['host'] for machine in ready] == ['web1', 'web2']
     web1 = ready[0]['vm']
@@ -18,8 +20,7 @@ def test_valid_options_get_pve_vms_defaults_and_their_secrets_are_listed():
 
 
 def test_options_pve_vm_would_refuse_make_the_machine_not_as_declared_with_pve_vms_message():
-    ready, refused, secrets = prepare([{'host': 'bad', 'vm': {'name': 'bad', 'cores': 'many', 'apply_mode': 'sometimes'}},
-                                       {'host': 'nameless', 'vm': {}}])
+    ready, refused, secrets = prepare([{'host': 'bad', 'vm': {'name': 'bad', 'cores': 'many', 'apply_mode': 'sometimes'}}, {'host': 'nameless', 'vm': {}}])
     assert ready == [] and secrets == set()
     assert set(refused) == {'bad', 'nameless'} and not any(check.as_declared for check in refused.values())
     assert 'cores' in refused['bad'].reason and 'apply_mode' in refused['bad'].reason
@@ -27,13 +28,16 @@ def test_options_pve_vm_would_refuse_make_the_machine_not_as_declared_with_pve_v
 
 
 def test_the_result_lists_the_hosts_as_declared_in_order_and_the_guests_by_vmid():
-    listing = [{'vmid': 103, 'name': 'c', 'node': 'pve2', 'status': 'stopped', 'tags': 'puls-managed'},
-               {'vmid': 101, 'name': 'b', 'node': 'pve1', 'status': 'running', 'tags': 'web;puls-managed'},
-               {'vmid': 9000, 'name': 'base', 'node': 'pve1', 'status': 'stopped', 'template': 1}]
-    result = fleet_result({'b': MachineCheck(True, '', 101, 'pve1', '127.0.0.5'), 'a': MachineCheck(False, 'not created yet'),
-                           'c': MachineCheck(True, '', 103, 'pve2')}, listing, 'puls-managed')
+    listing = [
+        {'vmid': 103, 'name': 'c', 'node': 'pve2', 'status': 'stopped', 'tags': 'puls-managed'},
+        {'vmid': 101, 'name': 'b', 'node': 'pve1', 'status': 'running', 'tags': 'web;puls-managed'},
+        {'vmid': 9000, 'name': 'base', 'node': 'pve1', 'status': 'stopped', 'template': 1},
+    ]
+    result = fleet_result(
+        {'b': MachineCheck(True, '', 101, 'pve1', '127.0.0.5'), 'a': MachineCheck(False, 'not created yet'), 'c': MachineCheck(True, '', 103, 'pve2')},
+        listing,
+        'puls-managed',
+    )
     assert result['as_declared'] == ['b', 'c'] and result['changed'] is False
-    assert [(guest['vmid'], guest['owned'], guest['template']) for guest in result['guests']] == [
-        (101, True, False), (103, True, False), (9000, False, True)]
-    assert result['machines']['a'] == {'as_declared': False, 'reason': 'not created yet', 'vmid': None, 'node': None,
-                                       'address': None}
+    assert [(guest['vmid'], guest['owned'], guest['template']) for guest in result['guests']] == [(101, True, False), (103, True, False), (9000, False, True)]
+    assert result['machines']['a'] == {'as_declared': False, 'reason': 'not created yet', 'vmid': None, 'node': None, 'address': None}

@@ -15,8 +15,20 @@ GUESTS = [{'vmid': 9017, 'name': 'ubuntu-24.04-cloud', 'node': 'pve1', 'type': '
 
 
 def machine(host, **more):
-    return dict(dict(host=host, name=host, vmid=None, ip='', replace='', image='ubuntu-24.04-cloud', state='present',
-                     adopt=False, template=False), **more)
+    return dict(
+        {
+            'host': host,
+            'name': host,
+            'vmid': None,
+            'ip': '',
+            'replace': '',
+            'image': 'ubuntu-24.04-cloud',
+            'state': 'present',
+            'adopt': False,
+            'template': False,
+        },
+        **more,
+    )
 
 
 def problems(machines, replaced=(), untagged=()):
@@ -26,15 +38,23 @@ def problems(machines, replaced=(), untagged=()):
 def test_each_host_of_both_groups_once_templates_first_with_the_roles_defaults():
     hostvars = {
         'golden': {'pve_image': 9017, 'pve_vmid': 600},
-        'web1': {'pve_vm_name': 'web1.example', 'pve_ip': '10.0.0.1/24', 'pve_adopt': 'yes', 'pve_replace': 'old1',
-                 'pve_state': 'absent'},
+        'web1': {'pve_vm_name': 'web1.example', 'pve_ip': '10.0.0.1/24', 'pve_adopt': 'yes', 'pve_replace': 'old1', 'pve_state': 'absent'},
         'web2': {},
     }
     assert declared_machines(hostvars, ['golden'], ['web1', 'golden', 'web2']) == [
-        dict(host='golden', name='golden', vmid=600, ip='', replace='', image='9017', state='present', adopt=False, template=True),
-        dict(host='web1', name='web1.example', vmid=None, ip='10.0.0.1/24', replace='old1', image='', state='absent', adopt=True,
-             template=False),
-        dict(host='web2', name='web2', vmid=None, ip='', replace='', image='', state='present', adopt=False, template=False),
+        {'host': 'golden', 'name': 'golden', 'vmid': 600, 'ip': '', 'replace': '', 'image': '9017', 'state': 'present', 'adopt': False, 'template': True},
+        {
+            'host': 'web1',
+            'name': 'web1.example',
+            'vmid': None,
+            'ip': '10.0.0.1/24',
+            'replace': 'old1',
+            'image': '',
+            'state': 'absent',
+            'adopt': True,
+            'template': False,
+        },
+        {'host': 'web2', 'name': 'web2', 'vmid': None, 'ip': '', 'replace': '', 'image': '', 'state': 'present', 'adopt': False, 'template': False},
     ]
 
 
@@ -45,14 +65,23 @@ def test_the_filter_reads_the_groups_of_the_inventory_and_a_missing_group_is_emp
 
 
 def test_a_sound_fleet_has_no_problem():
-    assert problems([machine('web1', vmid=500, ip='10.0.0.1/24'), machine('web2', vmid=501, ip='10.0.0.2/24'),
-                     machine('web3', ip='dhcp'), machine('web4', ip='dhcp')]) == []
+    assert (
+        problems(
+            [machine('web1', vmid=500, ip='10.0.0.1/24'), machine('web2', vmid=501, ip='10.0.0.2/24'), machine('web3', ip='dhcp'), machine('web4', ip='dhcp')]
+        )
+        == []
+    )
 
 
 def test_a_vmid_or_address_declared_twice_names_its_hosts_in_value_order():
-    machines = [machine('web1', vmid=500, ip='10.0.0.9/24'), machine('web2', vmid='500', ip='10.0.0.9'),
-                machine('db1', vmid=99, ip='10.0.0.10/24'), machine('db2', vmid=99), machine('app1', vmid=None),
-                machine('app2', vmid=None)]
+    machines = [
+        machine('web1', vmid=500, ip='10.0.0.9/24'),
+        machine('web2', vmid='500', ip='10.0.0.9'),
+        machine('db1', vmid=99, ip='10.0.0.10/24'),
+        machine('db2', vmid=99),
+        machine('app1', vmid=None),
+        machine('app2', vmid=None),
+    ]
     assert problems(machines) == [
         'db1 and db2 declare the same pve_vmid 99: give each machine its own VMID',
         # A VMID given as text is the same VMID to PVE.
@@ -62,30 +91,35 @@ def test_a_vmid_or_address_declared_twice_names_its_hosts_in_value_order():
 
 
 def test_a_machine_to_replace_that_is_declared_protected_foreign_or_a_hand_clone_is_refused():
-    machines = [machine('new1', replace='web2'), machine('web2'), machine('new2', replace='locked1'),
-                machine('new3', replace='hand1'), machine('new4', replace='clone1'), machine('new5', replace='gone1'),
-                machine('new6', replace='owned1')]
-    replaced = [{'name': 'locked1', 'protected': True, 'ownership': 'owned'},
-                {'name': 'hand1', 'protected': False, 'ownership': 'foreign'},
-                {'name': 'clone1', 'protected': False, 'ownership': 'inherited'},
-                {'name': 'owned1', 'protected': False, 'ownership': 'owned'}]
+    machines = [
+        machine('new1', replace='web2'),
+        machine('web2'),
+        machine('new2', replace='locked1'),
+        machine('new3', replace='hand1'),
+        machine('new4', replace='clone1'),
+        machine('new5', replace='gone1'),
+        machine('new6', replace='owned1'),
+    ]
+    replaced = [
+        {'name': 'locked1', 'protected': True, 'ownership': 'owned'},
+        {'name': 'hand1', 'protected': False, 'ownership': 'foreign'},
+        {'name': 'clone1', 'protected': False, 'ownership': 'inherited'},
+        {'name': 'owned1', 'protected': False, 'ownership': 'owned'},
+    ]
     assert problems(machines, replaced=replaced) == [
-        'new1: pve_replace is web2, which is declared in this inventory; a machine to replace must not be declared: remove it '
-        'from the inventory',
+        'new1: pve_replace is web2, which is declared in this inventory; a machine to replace must not be declared: remove it from the inventory',
         'new2: pve_replace is locked1, which is protected in Proxmox VE; turn its protection off first if it really is to go',
         'new3: pve_replace is hand1, which lacks the owner tag puls-managed, so this collection did not make it; remove it by hand',
-        'new4: pve_replace is clone1, whose owner record names another VMID: a clone made outside this collection; remove it by '
-        'hand',
+        'new4: pve_replace is clone1, whose owner record names another VMID: a clone made outside this collection; remove it by hand',
     ]
 
 
 def test_images_then_guests_taken_over_without_pve_adopt_come_last():
-    untagged = [{'vmid': 180, 'name': 'web1', 'node': 'pve1', 'type': 'qemu', 'owned': False, 'ownership': 'foreign',
-                 'provisioned': False},
-                {'vmid': 181, 'name': 'lost1', 'node': 'pve2', 'type': 'qemu', 'owned': False, 'ownership': 'foreign',
-                 'provisioned': True}]
-    machines = [machine('web1', image='no-such-template'), machine('app1', name='lost1', vmid=181, ip='10.0.0.1'),
-                machine('app2', ip='10.0.0.1/24')]
+    untagged = [
+        {'vmid': 180, 'name': 'web1', 'node': 'pve1', 'type': 'qemu', 'owned': False, 'ownership': 'foreign', 'provisioned': False},
+        {'vmid': 181, 'name': 'lost1', 'node': 'pve2', 'type': 'qemu', 'owned': False, 'ownership': 'foreign', 'provisioned': True},
+    ]
+    machines = [machine('web1', image='no-such-template'), machine('app1', name='lost1', vmid=181, ip='10.0.0.1'), machine('app2', ip='10.0.0.1/24')]
     assert problems(machines, untagged=untagged) == [
         'app1 and app2 declare the same address 10.0.0.1 (pve_ip): give each machine its own address',
         'web1: pve_image is no-such-template, which is neither a template declared in this inventory (group pve_templates) nor '
@@ -99,13 +133,22 @@ def test_images_then_guests_taken_over_without_pve_adopt_come_last():
 
 
 def test_a_guest_is_taken_over_by_vmid_when_declared_else_by_name_and_never_by_a_template_an_adopter_or_an_absent_machine():
-    guests = [{'vmid': 180, 'name': 'web1', 'node': 'pve1', 'type': 'qemu', 'owned': False},
-              {'vmid': 181, 'name': 'web2', 'node': 'pve1', 'type': 'qemu', 'owned': True},
-              {'vmid': 182, 'name': 'ct1', 'node': 'pve1', 'type': 'lxc', 'owned': False},
-              {'vmid': 183, 'name': 'web3', 'node': 'pve1', 'type': 'qemu', 'ownership': 'inherited'}]
-    machines = [machine('web1'), machine('web2'), machine('ct1'), machine('web3'), machine('by-vmid', vmid='180'),
-                machine('golden', name='web1', template=True), machine('adopter', name='web1', adopt=True),
-                machine('gone', name='web1', state='absent')]
+    guests = [
+        {'vmid': 180, 'name': 'web1', 'node': 'pve1', 'type': 'qemu', 'owned': False},
+        {'vmid': 181, 'name': 'web2', 'node': 'pve1', 'type': 'qemu', 'owned': True},
+        {'vmid': 182, 'name': 'ct1', 'node': 'pve1', 'type': 'lxc', 'owned': False},
+        {'vmid': 183, 'name': 'web3', 'node': 'pve1', 'type': 'qemu', 'ownership': 'inherited'},
+    ]
+    machines = [
+        machine('web1'),
+        machine('web2'),
+        machine('ct1'),
+        machine('web3'),
+        machine('by-vmid', vmid='180'),
+        machine('golden', name='web1', template=True),
+        machine('adopter', name='web1', adopt=True),
+        machine('gone', name='web1', state='absent'),
+    ]
     assert [(guest['host'], guest['vmid']) for guest in unadopted(machines, guests)] == [('web1', 180), ('by-vmid', 180)]
     assert unadopted_filter.FilterModule().filters() == {'unadopted': unadopted}
 

@@ -16,16 +16,25 @@ GUESTS = [
 
 
 def template(host, image, **more):
-    return dict(dict(host=host, name=host, image=image, state='present', template=True), **more)
+    return dict({'host': host, 'name': host, 'image': image, 'state': 'present', 'template': True}, **more)
 
 
 def vm(host, image, **more):
-    return dict(dict(host=host, name=host, image=image, state='present', template=False), **more)
+    return dict({'host': host, 'name': host, 'image': image, 'state': 'present', 'template': False}, **more)
 
 
 def test_templates_built_from_each_other_are_a_cycle_reported_once_in_build_order():
-    machines = [template('a', 'b'), template('b', 'a'), template('c', 'd'), template('d', 'e'), template('e', 'c'),
-                template('self', 'self'), template('leaf', 'a'), template('base', 'ubuntu'), template('top', 'base')]
+    machines = [
+        template('a', 'b'),
+        template('b', 'a'),
+        template('c', 'd'),
+        template('d', 'e'),
+        template('e', 'c'),
+        template('self', 'self'),
+        template('leaf', 'a'),
+        template('base', 'ubuntu'),
+        template('top', 'base'),
+    ]
     assert cycles(machines) == [['a', 'b'], ['c', 'd', 'e'], ['self']]
     assert image_problems(machines, GUESTS) == [
         'a and b are built from each other in a cycle (pve_image: a -> b -> a); a template cannot be built from itself: give one '
@@ -42,15 +51,29 @@ def test_a_template_is_referred_to_by_its_host_or_its_name():
 
 
 def test_an_image_matching_nothing_or_several_templates_is_refused_for_templates_and_new_vms():
-    machines = [template('t1', 'debian-13'), vm('v1', 'nothing-like-it'), vm('v2', 'DEBIAN'), vm('v3', '777'),
-                vm('v4', 'https://example.com/noble.img'), template('ok1', 'ubuntu'), vm('ok2', 'debian-13-a'), vm('ok3', '9017'),
-                vm('ok4', 'local:import/noble.qcow2'), vm('ok5', 't1'), vm('ok6', '')]
+    machines = [
+        template('t1', 'debian-13'),
+        vm('v1', 'nothing-like-it'),
+        vm('v2', 'DEBIAN'),
+        vm('v3', '777'),
+        vm('v4', 'https://example.com/noble.img'),
+        template('ok1', 'ubuntu'),
+        vm('ok2', 'debian-13-a'),
+        vm('ok3', '9017'),
+        vm('ok4', 'local:import/noble.qcow2'),
+        vm('ok5', 't1'),
+        vm('ok6', ''),
+    ]
     problems = image_problems(machines, GUESTS)
-    assert problems[0] == ("t1: pve_image 'debian-13' is ambiguous: 2 templates whose names contain it: template debian-13-a "
-                           '(9020 on pve1), template debian-13-b (9021 on pve2); give a longer part of the name or the VMID')
-    assert problems[1] == ('v1: pve_image is nothing-like-it, which is neither a template declared in this inventory (group '
-                           'pve_templates) nor (part of) the name of a template in the cluster: declare the template, or correct '
-                           'pve_image')
+    assert problems[0] == (
+        "t1: pve_image 'debian-13' is ambiguous: 2 templates whose names contain it: template debian-13-a "
+        '(9020 on pve1), template debian-13-b (9021 on pve2); give a longer part of the name or the VMID'
+    )
+    assert problems[1] == (
+        'v1: pve_image is nothing-like-it, which is neither a template declared in this inventory (group '
+        'pve_templates) nor (part of) the name of a template in the cluster: declare the template, or correct '
+        'pve_image'
+    )
     assert problems[2].startswith("v2: pve_image 'DEBIAN' is ambiguous: 2 templates")
     assert problems[3] == 'v3: pve_image 777 is not the VMID of any VM or template in the cluster'
     assert problems[4].startswith("v4: pve_image 'https://example.com/noble.img' is a URL")
@@ -61,7 +84,8 @@ def test_an_existing_vm_or_a_machine_declared_absent_is_not_checked_but_an_exist
     machines = [vm('web1', 'gone-base'), vm('old1', 'gone-base', state='absent'), template('debian-13-a', 'gone-base')]
     assert image_problems(machines, GUESTS) == [
         'debian-13-a: pve_image is gone-base, which is neither a template declared in this inventory (group pve_templates) '
-        'nor (part of) the name of a template in the cluster: declare the template, or correct pve_image']
+        'nor (part of) the name of a template in the cluster: declare the template, or correct pve_image'
+    ]
 
 
 def test_a_new_vm_whose_template_another_run_is_building_is_left_to_the_wait():

@@ -32,7 +32,7 @@ class NodeConfigStub:
 
     def get(self, path, context=None, **params):
         assert path == '/nodes/pve1/config'
-        return dict(description=self.description, digest='digest-%d' % self.version) if self.description else {'digest': 'digest-%d' % self.version}
+        return {'description': self.description, 'digest': 'digest-%d' % self.version} if self.description else {'digest': 'digest-%d' % self.version}
 
     def put(self, path, context=None, idempotent=False, **params):
         self.puts.append(params)
@@ -56,14 +56,17 @@ def test_the_record_is_its_own_line_among_human_notes():
 def test_changes_set_or_drop_entries_in_place():
     entries = {'a:iso/a.iso': '1' * 12, 'b:iso/b.iso': '2' * 12}
     assert list(merge(entries, {'a:iso/a.iso': '3' * 12, 'c:iso/c.iso': '4' * 12}).items()) == [
-        ('a:iso/a.iso', '3' * 12), ('b:iso/b.iso', '2' * 12), ('c:iso/c.iso', '4' * 12)]
+        ('a:iso/a.iso', '3' * 12),
+        ('b:iso/b.iso', '2' * 12),
+        ('c:iso/c.iso', '4' * 12),
+    ]
     assert merge(entries, {'b:iso/b.iso': None, 'x:iso/x.iso': None}) == {'a:iso/a.iso': '1' * 12}
 
 
 def test_an_update_is_written_with_the_digest_of_its_read():
     stub = NodeConfigStub(HUMAN)
     assert update_record(stub, 'pve1', {'local:iso/noble.iso': '3f2a9c1b7d4e'})
-    assert stub.puts == [dict(digest='digest-0', description=HUMAN + '\n\n[puls-files: local:iso/noble.iso=3f2a9c1b7d4e]')]
+    assert stub.puts == [{'digest': 'digest-0', 'description': HUMAN + '\n\n[puls-files: local:iso/noble.iso=3f2a9c1b7d4e]'}]
     assert not update_record(stub, 'pve1', {'local:iso/noble.iso': '3f2a9c1b7d4e'})
     assert len(stub.puts) == 1
 
@@ -100,11 +103,10 @@ class TaskStub:
         self.deleted = []
 
     def wait_task(self, upid, timeout, context):
-        raise PveApiError('%s failed: task ended with: %s' % (context, self.exitstatus), reason=self.exitstatus,
-                          exitstatus=self.exitstatus, upid=upid)
+        raise PveApiError('%s failed: task ended with: %s' % (context, self.exitstatus), reason=self.exitstatus, exitstatus=self.exitstatus, upid=upid)
 
     def get(self, path, context=None, **params):
-        return [dict(volid=volid) for volid in self.listed]
+        return [{'volid': volid} for volid in self.listed]
 
     def delete(self, path, context=None, idempotent=False, **params):
         self.deleted.append(path)

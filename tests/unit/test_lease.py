@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _lease_plan, _lease_io
+from ansible_collections.puls.proxmox.plugins.module_utils import _lease_io, _lease_plan
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 
 NOW = 1_764_620_000
@@ -21,8 +21,7 @@ def holder(run, expires, controller='awx-1'):
 def test_the_record_round_trips_as_one_line_and_keeps_every_other_character():
     leases = {'template/web-golden': holder(MINE, NOW + 900), 'vm/web1': holder(OTHER, NOW + 60, 'laptop.example')}
     notes = _lease_plan.render(HUMAN, leases, 64 * 1024)
-    assert notes == (HUMAN + '\n\n[puls-leases: template/web-golden=run-a@awx-1:1764620900,'
-                     'vm/web1=run-b@laptop.example:1764620060]')
+    assert notes == (HUMAN + '\n\n[puls-leases: template/web-golden=run-a@awx-1:1764620900,vm/web1=run-b@laptop.example:1764620060]')
     assert _lease_plan.parse(notes) == leases
     assert _lease_plan.render(notes, {}, 64 * 1024) == HUMAN
     assert _lease_plan.parse(HUMAN) == {} and _lease_plan.parse(None) == {}
@@ -39,7 +38,7 @@ def test_another_runs_live_lease_is_not_taken_and_names_its_holder():
     leases = {'template/web-golden': holder(OTHER, NOW + 1, 'laptop')}
     refused = _lease_plan.acquire(leases, 'template/web-golden', MINE, 'awx-1', NOW, 900)
     assert refused == _lease_plan.Decision(False, None, held_by=holder(OTHER, NOW + 1, 'laptop'))
-    assert refused.held_by.describe(NOW) == dict(run_id=OTHER, controller='laptop', expires=NOW + 1, expires_in=1)
+    assert refused.held_by.describe(NOW) == {'run_id': OTHER, 'controller': 'laptop', 'expires': NOW + 1, 'expires_in': 1}
     assert _lease_plan.others(leases, MINE, NOW) == leases and _lease_plan.others(leases, OTHER, NOW) == {}
 
 
@@ -52,8 +51,12 @@ def test_an_expired_lease_is_taken_over_naming_the_dead_run():
 
 
 def test_a_write_drops_expired_leases_except_those_marking_a_build_left_behind():
-    leases = {'template/old-golden': holder(OTHER, NOW - 5), 'vm/gone': holder(OTHER, NOW - 5), 'prune': holder(OTHER, NOW - 1),
-              'vm/busy': holder(OTHER, NOW + 5)}
+    leases = {
+        'template/old-golden': holder(OTHER, NOW - 5),
+        'vm/gone': holder(OTHER, NOW - 5),
+        'prune': holder(OTHER, NOW - 1),
+        'vm/busy': holder(OTHER, NOW + 5),
+    }
     taken = _lease_plan.acquire(leases, 'vm/web1', MINE, 'awx-1', NOW, 60)
     assert list(taken.leases) == ['template/old-golden', 'vm/busy', 'vm/web1']
 
@@ -110,7 +113,7 @@ class ClusterStub:
         if path == '/access/permissions':
             return {'/': {'Sys.Audit': 1, 'Sys.Modify': 1}}
         assert path == '/nodes/pve1/config'
-        return dict(description=self.description, digest=f'digest-{self.version}')
+        return {'description': self.description, 'digest': f'digest-{self.version}'}
 
     def put(self, path, context=None, idempotent=False, **params):
         assert path == '/nodes/pve1/config'
@@ -136,7 +139,7 @@ def test_a_lease_is_written_into_the_lowest_named_online_nodes_notes_with_the_di
     stub = ClusterStub(HUMAN)
     taken = reconcile(stub, lease_of())
     assert taken['acquired'] and taken['changed'] and taken['node'] == 'pve1' and taken['controller'] == 'awx-1'
-    assert stub.puts == [dict(digest='digest-0', description=HUMAN + '\n\n[puls-leases: template/web-golden=run-a@awx-1:1764620900]')]
+    assert stub.puts == [{'digest': 'digest-0', 'description': HUMAN + '\n\n[puls-leases: template/web-golden=run-a@awx-1:1764620900]'}]
     released = reconcile(stub, lease_of('released'))
     assert released['changed'] and not released['acquired'] and stub.description == HUMAN
 
@@ -146,7 +149,7 @@ def test_of_two_runs_racing_for_a_lease_the_one_whose_write_lands_second_reads_a
     stub.meddle.append(lambda notes: _lease_plan.render(notes, {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}, 65536))
     refused = reconcile(stub, lease_of())
     assert not refused['acquired'] and not refused['changed'] and len(stub.puts) == 1
-    assert refused['held_by'] == dict(run_id=OTHER, controller='laptop', expires=NOW + 900, expires_in=900)
+    assert refused['held_by'] == {'run_id': OTHER, 'controller': 'laptop', 'expires': NOW + 900, 'expires_in': 900}
     assert _lease_plan.parse(stub.description) == {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}
 
 

@@ -49,10 +49,8 @@ ALPINE_URL = 'http://mirror.example/templates/alpine-3.20-default_20240908_amd64
 
 def ansible_inventory_list(source):
     """``ansible-inventory -i SOURCE --list``: (the inventory, stderr). A source that fails to parse fails the run."""
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_NOCOLOR='1',
-               ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED='true')
-    listed = subprocess.run([str(ANSIBLE_INVENTORY), '-i', str(source), '--list'], env=env, capture_output=True,
-                            text=True, timeout=120, check=False)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_NOCOLOR='1', ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED='true')
+    listed = subprocess.run([str(ANSIBLE_INVENTORY), '-i', str(source), '--list'], env=env, capture_output=True, text=True, timeout=120, check=False)
     assert listed.returncode == 0, listed.stderr
     return data_values(json.loads(listed.stdout)), listed.stderr
 
@@ -74,8 +72,7 @@ def data_values(value):
 
 def group_members(listing):
     """{group: (sorted hosts, sorted children)}: the order ansible-inventory lists members in carries no meaning."""
-    return {name: (sorted(group.get('hosts', [])), sorted(group.get('children', [])))
-            for name, group in listing.items() if name != '_meta'}
+    return {name: (sorted(group.get('hosts', [])), sorted(group.get('children', []))) for name, group in listing.items() if name != '_meta'}
 
 
 @pytest.fixture(scope='module')
@@ -122,35 +119,94 @@ def parse_failure(plugin, config_file):
 
 def vm(name, spec='cores: 1', kind='VirtualMachine', metadata=''):
     """One manifest document, ending with a newline: spec and metadata are extra YAML lines."""
-    return (f'apiVersion: proxmops.dev/v1\nkind: {kind}\nmetadata:\n  name: {name}\n'
-            + textwrap.indent(metadata, '  ') + 'spec:\n' + textwrap.indent(spec.rstrip('\n') + '\n', '  '))
+    return (
+        f'apiVersion: proxmops.dev/v1\nkind: {kind}\nmetadata:\n  name: {name}\n'
+        + textwrap.indent(metadata, '  ')
+        + 'spec:\n'
+        + textwrap.indent(spec.rstrip('\n') + '\n', '  ')
+    )
 
 
 # --- a whole proxmops tree -------------------------------------------------------------------------------------------
+
 
 def test_every_mapped_field_becomes_its_variable(fixture_listing):
     hostvars = fixture_listing[0]['_meta']['hostvars']
     cluster = {'pve_owner_tag': 'managed-by-proxmops', 'pve_prune': True, 'pve_isos': hostvars['app-01']['pve_isos']}
     assert hostvars == {
-        'debian-12-tpl': dict(cluster, pve_node='pve-node1', pve_vmid=9000, pve_cores=2, pve_memory=2048,
-                              pve_image='images:import/debian-12-genericcloud-amd64.qcow2', pve_storage='local-lvm',
-                              pve_disk_size='10G', pve_bridge='vmbr0'),
-        'app-01': dict(cluster, pve_node='pve-node1', pve_tags=['prod', 'app'], pve_vmid=120, pve_cores=2,
-                       pve_memory=2048, pve_cpu='x86-64-v2', pve_image='local:import/noble-server-cloudimg-amd64.qcow2',
-                       pve_storage='local-lvm', pve_disk_size='20G', pve_bridge='vmbr0', pve_vlan=30,
-                       pve_ssh_user='debian', pve_ssh_keys=['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFixtureKeyOfApp01 app@example'],
-                       pve_ip='10.0.0.5/24', pve_gateway='10.0.0.1', pve_nameservers=['1.1.1.1', '9.9.9.9'],
-                       pve_searchdomain='example.com', pve_apply_mode='reboot', pve_power='running'),
-        'app-02': dict(cluster, pve_node='pve-node1', pve_vmid=130, pve_image='debian-12-tpl', pve_linked_clone=True,
-                       pve_cores=2, pve_memory=2048, pve_ssh_user='app', pve_ip='dhcp', pve_power='stopped'),
-        'app-03': dict(cluster, pve_node='pve-node1', pve_image='local:import/noble-server-cloudimg-amd64.qcow2',
-                       pve_storage='local-lvm', pve_disk_size='16', pve_bridge='vmbr1', pve_ssh_user='ops',
-                       pve_ci_password=SECRET_PASSWORD, pve_ip='192.168.7.20/24', pve_gateway='192.168.7.1',
-                       pve_searchdomain='internal.example', pve_provision=['base.yml', 'roles.yml'],
-                       pve_force_config_check=True, pve_replace='app-03-old', pve_protected=True, pve_onboot=False, pve_adopt=True,
-                       pve_pool='apps', pve_sockets=2, pve_machine='q35'),
-        'app-04': dict(cluster, pve_image='local:import/debian-12-genericcloud-amd64.qcow2',
-                       pve_user_data='#cloud-config\nruncmd: [echo fixture-user-data]\n', pve_state='absent'),
+        'debian-12-tpl': dict(
+            cluster,
+            pve_node='pve-node1',
+            pve_vmid=9000,
+            pve_cores=2,
+            pve_memory=2048,
+            pve_image='images:import/debian-12-genericcloud-amd64.qcow2',
+            pve_storage='local-lvm',
+            pve_disk_size='10G',
+            pve_bridge='vmbr0',
+        ),
+        'app-01': dict(
+            cluster,
+            pve_node='pve-node1',
+            pve_tags=['prod', 'app'],
+            pve_vmid=120,
+            pve_cores=2,
+            pve_memory=2048,
+            pve_cpu='x86-64-v2',
+            pve_image='local:import/noble-server-cloudimg-amd64.qcow2',
+            pve_storage='local-lvm',
+            pve_disk_size='20G',
+            pve_bridge='vmbr0',
+            pve_vlan=30,
+            pve_ssh_user='debian',
+            pve_ssh_keys=['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFixtureKeyOfApp01 app@example'],
+            pve_ip='10.0.0.5/24',
+            pve_gateway='10.0.0.1',
+            pve_nameservers=['1.1.1.1', '9.9.9.9'],
+            pve_searchdomain='example.com',
+            pve_apply_mode='reboot',
+            pve_power='running',
+        ),
+        'app-02': dict(
+            cluster,
+            pve_node='pve-node1',
+            pve_vmid=130,
+            pve_image='debian-12-tpl',
+            pve_linked_clone=True,
+            pve_cores=2,
+            pve_memory=2048,
+            pve_ssh_user='app',
+            pve_ip='dhcp',
+            pve_power='stopped',
+        ),
+        'app-03': dict(
+            cluster,
+            pve_node='pve-node1',
+            pve_image='local:import/noble-server-cloudimg-amd64.qcow2',
+            pve_storage='local-lvm',
+            pve_disk_size='16',
+            pve_bridge='vmbr1',
+            pve_ssh_user='ops',
+            pve_ci_password=SECRET_PASSWORD,
+            pve_ip='192.168.7.20/24',
+            pve_gateway='192.168.7.1',
+            pve_searchdomain='internal.example',
+            pve_provision=['base.yml', 'roles.yml'],
+            pve_force_config_check=True,
+            pve_replace='app-03-old',
+            pve_protected=True,
+            pve_onboot=False,
+            pve_adopt=True,
+            pve_pool='apps',
+            pve_sockets=2,
+            pve_machine='q35',
+        ),
+        'app-04': dict(
+            cluster,
+            pve_image='local:import/debian-12-genericcloud-amd64.qcow2',
+            pve_user_data='#cloud-config\nruncmd: [echo fixture-user-data]\n',
+            pve_state='absent',
+        ),
         'app-05': dict(cluster, pve_image='9017', pve_memory=1024),
     }
 
@@ -167,15 +223,18 @@ def test_kinds_become_groups_and_foreign_hidden_or_unrelated_yaml_is_ignored(fix
 def test_isos_and_cloud_image_urls_become_pve_isos_entries_downloaded_once(fixture_listing):
     isos = fixture_listing[0]['_meta']['hostvars']['app-01']['pve_isos']
     assert isos == [
-        {'filename': 'debian-12.7.0-amd64-netinst.iso', 'storage': 'local', 'node': 'pve-node1', 'url': ISO_URL,
-         'checksum': 'sha256:' + '0123abcd' * 8, 'content': 'iso'},
-        {'filename': 'alpine-3.20-default_20240908_amd64.tar.xz', 'storage': 'local', 'url': ALPINE_URL,
-         'content': 'vztmpl'},
-        {'filename': 'debian-12-genericcloud-amd64.qcow2', 'storage': 'images', 'node': 'pve-node1',
-         'url': DEBIAN_URL, 'content': 'import'},
+        {
+            'filename': 'debian-12.7.0-amd64-netinst.iso',
+            'storage': 'local',
+            'node': 'pve-node1',
+            'url': ISO_URL,
+            'checksum': 'sha256:' + '0123abcd' * 8,
+            'content': 'iso',
+        },
+        {'filename': 'alpine-3.20-default_20240908_amd64.tar.xz', 'storage': 'local', 'url': ALPINE_URL, 'content': 'vztmpl'},
+        {'filename': 'debian-12-genericcloud-amd64.qcow2', 'storage': 'images', 'node': 'pve-node1', 'url': DEBIAN_URL, 'content': 'import'},
         # app-01 and app-03 import the same image: one entry. Its .img name is what pve_iso downloads.
-        {'filename': 'noble-server-cloudimg-amd64.img', 'storage': 'local', 'node': 'pve-node1', 'url': NOBLE_URL,
-         'content': 'import'},
+        {'filename': 'noble-server-cloudimg-amd64.img', 'storage': 'local', 'node': 'pve-node1', 'url': NOBLE_URL, 'content': 'import'},
     ]
 
 
@@ -188,8 +247,7 @@ def test_containers_networks_and_unreconciled_fields_are_warnings_not_errors(fix
         'virtual machines, templates and ISOs, not containers or networks',
         '[WARNING]: proxmox/vms/more-apps.yaml (document 1): spec.iso is not reconciled by puls.proxmox; ignored',
         '[WARNING]: proxmox/vms/more-apps.yaml (document 1): spec.disks[1] is not reconciled by puls.proxmox; ignored',
-        '[WARNING]: proxmox/vms/more-apps.yaml (document 1): spec.net[0].model is not reconciled by puls.proxmox; '
-        'ignored',
+        '[WARNING]: proxmox/vms/more-apps.yaml (document 1): spec.net[0].model is not reconciled by puls.proxmox; ignored',
     ]
 
 
@@ -203,88 +261,106 @@ def test_a_password_warned_about_in_its_document_stays_out_of_the_output(fixture
 INVALID = {
     'wrong type, in the second document': (
         {'vms/app-01.yaml': vm('app-00') + '---\n' + vm('app-01', 'cores: two')},
-        "proxmox/vms/app-01.yaml (document 2): spec.cores must be a positive integer, got 'two'"),
+        "proxmox/vms/app-01.yaml (document 2): spec.cores must be a positive integer, got 'two'",
+    ),
     'unknown apiVersion': (
         {'vms/a.yaml': vm('a').replace('proxmops.dev/v1', 'proxmops.dev/v2')},
-        "proxmox/vms/a.yaml (document 1): apiVersion must be proxmops.dev/v1, got 'proxmops.dev/v2'"),
+        "proxmox/vms/a.yaml (document 1): apiVersion must be proxmops.dev/v1, got 'proxmops.dev/v2'",
+    ),
     'a document without apiVersion in a manifest file': (
         {'vms/a.yaml': vm('a') + '---\n' + vm('b').replace('apiVersion: proxmops.dev/v1\n', '')},
-        'proxmox/vms/a.yaml (document 2): apiVersion is required'),
+        'proxmox/vms/a.yaml (document 2): apiVersion is required',
+    ),
     'unknown kind': (
         {'vms/a.yaml': vm('a', kind='Pod')},
-        "proxmox/vms/a.yaml (document 1): kind must be one of VirtualMachine, Template, Iso, Container, Network, "
-        "got 'Pod'"),
+        "proxmox/vms/a.yaml (document 1): kind must be one of VirtualMachine, Template, Iso, Container, Network, got 'Pod'",
+    ),
     'missing metadata.name': (
         {'vms/a.yaml': 'apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata:\n  node: pve1\nspec:\n  cores: 1\n'},
-        'proxmox/vms/a.yaml (document 1): metadata.name is required'),
+        'proxmox/vms/a.yaml (document 1): metadata.name is required',
+    ),
     'a name that is not a DNS name': (
         {'vms/a.yaml': vm('web_1')},
-        'proxmox/vms/a.yaml (document 1): metadata.name must be a DNS name (letters, digits, "-" and "."), '
-        "got 'web_1'"),
+        'proxmox/vms/a.yaml (document 1): metadata.name must be a DNS name (letters, digits, "-" and "."), got \'web_1\'',
+    ),
     'one name in two files, a template and a VM': (
         {'templates/web.yaml': vm('web', 'fromTemplate: base', kind='Template'), 'vms/web.yaml': vm('web')},
-        "proxmox/vms/web.yaml (document 1): metadata.name 'web' is already declared by "
-        'proxmox/templates/web.yaml (document 1)'),
+        "proxmox/vms/web.yaml (document 1): metadata.name 'web' is already declared by proxmox/templates/web.yaml (document 1)",
+    ),
     'image and fromTemplate together': (
         {'vms/a.yaml': vm('a', 'fromTemplate: base\nimage:\n  source: local:import/x.qcow2\n')},
-        'proxmox/vms/a.yaml (document 1): spec.fromTemplate and spec.image are mutually exclusive: '
-        'clone a template or import an image'),
+        'proxmox/vms/a.yaml (document 1): spec.fromTemplate and spec.image are mutually exclusive: clone a template or import an image',
+    ),
     'userData with cloudInit': (
         {'vms/a.yaml': vm('a', 'userData: "#cloud-config"\ncloudInit:\n  user: ops\n')},
         'proxmox/vms/a.yaml (document 1): spec.userData and spec.cloudInit are mutually exclusive: the user-data '
-        'replaces the cloud-init drive, so put the cloud-init settings into it'),
+        'replaces the cloud-init drive, so put the cloud-init settings into it',
+    ),
     'a misspelt field': (
         {'vms/a.yaml': vm('a', 'cloudInit:\n  sshkeys: [ssh-ed25519 AAAA]\n')},
         'proxmox/vms/a.yaml (document 1): spec.cloudInit.sshkeys is not a known field; the fields here are user, '
-        'password, sshKeys, ip, nameserver, searchDomain, searchdomain'),
+        'password, sshKeys, ip, nameserver, searchDomain, searchdomain',
+    ),
     'an ipconfig that is neither dhcp nor ip=A/P,gw=G': (
         {'vms/a.yaml': vm('a', 'cloudInit:\n  ip: 10.0.0.5\n')},
-        "proxmox/vms/a.yaml (document 1): spec.cloudInit.ip must be 'dhcp' or 'ip=ADDRESS/PREFIX,gw=GATEWAY' (IPv4), "
-        "got '10.0.0.5'"),
+        "proxmox/vms/a.yaml (document 1): spec.cloudInit.ip must be 'dhcp' or 'ip=ADDRESS/PREFIX,gw=GATEWAY' (IPv4), got '10.0.0.5'",
+    ),
     'tags that are not a list': (
         {'vms/a.yaml': vm('a', metadata='tags: prod\n')},
-        "proxmox/vms/a.yaml (document 1): metadata.tags must be a list of strings, got 'prod'"),
+        "proxmox/vms/a.yaml (document 1): metadata.tags must be a list of strings, got 'prod'",
+    ),
     'a VLAN tag out of range': (
         {'vms/a.yaml': vm('a', 'net:\n  - bridge: vmbr0\n    tag: 5000\n')},
-        'proxmox/vms/a.yaml (document 1): spec.net[0].tag must be an integer from 1 to 4094, got 5000'),
+        'proxmox/vms/a.yaml (document 1): spec.net[0].tag must be an integer from 1 to 4094, got 5000',
+    ),
     'a template that is to run': (
         {'templates/t.yaml': vm('t', 'state: running', kind='Template')},
-        "proxmox/templates/t.yaml (document 1): spec.state must be one of absent, got 'running'"),
+        "proxmox/templates/t.yaml (document 1): spec.state must be one of absent, got 'running'",
+    ),
     'a VM-only field on a template': (
         {'templates/t.yaml': vm('t', 'replace: old-t', kind='Template')},
         'proxmox/templates/t.yaml (document 1): spec.replace is not a known field; the fields here are vmid, cores, '
         'memory, cpu, provision, forceConfigCheck, protected, pool, sockets, machine, image, fromTemplate, disks, '
-        'net, cloudInit, state'),
+        'net, cloudInit, state',
+    ),
     'fromTemplate as a mapping without a name': (
         {'vms/a.yaml': vm('a', 'fromTemplate: {linked: true}\n')},
-        'proxmox/vms/a.yaml (document 1): spec.fromTemplate.name is required'),
+        'proxmox/vms/a.yaml (document 1): spec.fromTemplate.name is required',
+    ),
     'an image URL that is not a cloud image': (
         {'vms/a.yaml': vm('a', 'image:\n  source: https://example.com/netinst.iso\n')},
-        'proxmox/vms/a.yaml (document 1): spec.image.source must name a cloud image (.qcow2, .raw, .vmdk, .img), '
-        "got 'https://example.com/netinst.iso'"),
+        'proxmox/vms/a.yaml (document 1): spec.image.source must name a cloud image (.qcow2, .raw, .vmdk, .img), got \'https://example.com/netinst.iso\'',
+    ),
     'one volume downloaded from two URLs': (
-        {'vms/a.yaml': vm('a', 'image:\n  source: https://one.example/noble.img\n'),
-         'vms/b.yaml': vm('b', 'image:\n  source: https://two.example/noble.qcow2\n')},
+        {
+            'vms/a.yaml': vm('a', 'image:\n  source: https://one.example/noble.img\n'),
+            'vms/b.yaml': vm('b', 'image:\n  source: https://two.example/noble.qcow2\n'),
+        },
         "proxmox/vms/b.yaml (document 1): spec.image.source puts local:import/noble.qcow2 on the storage from "
         "'https://two.example/noble.qcow2', but proxmox/vms/a.yaml (document 1) declares it from "
-        "'https://one.example/noble.img'"),
+        "'https://one.example/noble.img'",
+    ),
     'an Iso without storage': (
         {'isos/i.yaml': vm('i', 'source: https://example.com/x.iso\n', kind='Iso')},
-        'proxmox/isos/i.yaml (document 1): spec.storage is required'),
+        'proxmox/isos/i.yaml (document 1): spec.storage is required',
+    ),
     'an Iso source that is not a URL': (
         {'isos/i.yaml': vm('i', 'source: local:iso/x.iso\nstorage: local\n', kind='Iso')},
-        "proxmox/isos/i.yaml (document 1): spec.source must be an http or https URL, got 'local:iso/x.iso'"),
+        "proxmox/isos/i.yaml (document 1): spec.source must be an http or https URL, got 'local:iso/x.iso'",
+    ),
     'a checksum that is not hexadecimal': (
-        {'isos/i.yaml': vm('i', 'source: https://e.example/x.iso\nstorage: local\nchecksum: {algo: sha256, value: xyz}\n',
-                           kind='Iso')},
-        "proxmox/isos/i.yaml (document 1): spec.checksum.value must be a hexadecimal digest, got 'xyz'"),
+        {'isos/i.yaml': vm('i', 'source: https://e.example/x.iso\nstorage: local\nchecksum: {algo: sha256, value: xyz}\n', kind='Iso')},
+        "proxmox/isos/i.yaml (document 1): spec.checksum.value must be a hexadecimal digest, got 'xyz'",
+    ),
     'a document that is not a mapping': (
         {'vms/a.yaml': vm('a') + '---\n- apiVersion: proxmops.dev/v1\n'},
-        'proxmox/vms/a.yaml (document 2): a manifest must be a mapping, got a list'),
+        'proxmox/vms/a.yaml (document 2): a manifest must be a mapping, got a list',
+    ),
     # PyYAML's own message would quote the line, and the password with it.
     'invalid YAML': (
         {'vms/a.yaml': vm('a', f'cloudInit:\n  password: "{SECRET_PASSWORD}" trailing\n')},
-        "proxmox/vms/a.yaml: invalid YAML at line 7, column 41: expected <block end>, but found '<scalar>'"),
+        "proxmox/vms/a.yaml: invalid YAML at line 7, column 41: expected <block end>, but found '<scalar>'",
+    ),
 }
 
 
@@ -314,11 +390,15 @@ def test_a_missing_manifest_directory_is_an_error(plugin, tmp_path):
 
 # --- options ---------------------------------------------------------------------------------------------------------
 
+
 def test_constructed_options_and_import_storage_apply_to_manifest_hosts(plugin, tmp_path):
-    config_file = write_tree(tmp_path, {
-        'vms/web.yaml': vm('web', f'image:\n  source: {NOBLE_URL}\n', metadata='node: pve2\ntags: [web]\n'),
-        'vms/db.yaml': vm('db', 'memory: 4096'),
-    }, config=textwrap.dedent('''\
+    config_file = write_tree(
+        tmp_path,
+        {
+            'vms/web.yaml': vm('web', f'image:\n  source: {NOBLE_URL}\n', metadata='node: pve2\ntags: [web]\n'),
+            'vms/db.yaml': vm('db', 'memory: 4096'),
+        },
+        config=textwrap.dedent('''\
         plugin: puls.proxmox.manifests
         path: proxmox
         import_storage: cloud-images
@@ -329,23 +409,29 @@ def test_constructed_options_and_import_storage_apply_to_manifest_hosts(plugin, 
         keyed_groups:
           - key: pve_node | default('unplaced')
             prefix: node
-    '''))
+    '''),
+    )
     inventory = InventoryManager(loader=DataLoader(), sources=[str(config_file)])
     web = inventory.get_host('web').get_vars()
     assert web['pve_image'] == 'cloud-images:import/noble-server-cloudimg-amd64.qcow2'
     assert inventory.get_host('db').get_vars()['memory_gib'] == 4
     assert {name: sorted(host.name for host in group.get_hosts()) for name, group in inventory.groups.items()} == {
-        'all': ['db', 'web'], 'ungrouped': [], 'pve_templates': [], 'pve_vms': ['db', 'web'],
-        'webservers': ['web'], 'node_pve2': ['web'], 'node_unplaced': ['db'],
+        'all': ['db', 'web'],
+        'ungrouped': [],
+        'pve_templates': [],
+        'pve_vms': ['db', 'web'],
+        'webservers': ['web'],
+        'node_pve2': ['web'],
+        'node_unplaced': ['db'],
     }
 
 
 # --- the examples: one fleet, declared twice -------------------------------------------------------------------------
 
+
 @pytest.fixture(scope='module')
 def example_listings():
-    return (ansible_inventory_list(EXAMPLES / 'manifests' / 'fleet.proxmops.yml')[0],
-            ansible_inventory_list(EXAMPLES / 'inventory')[0])
+    return (ansible_inventory_list(EXAMPLES / 'manifests' / 'fleet.proxmops.yml')[0], ansible_inventory_list(EXAMPLES / 'inventory')[0])
 
 
 def test_example_manifests_and_example_inventory_declare_the_same_fleet(example_listings):
@@ -370,8 +456,7 @@ def test_the_example_fleet_is_the_demo_fleet(example_listings):
 def test_the_example_provision_files_exist_next_to_the_inventories(example_listings):
     provision_dir = EXAMPLES / 'playbooks'
     assert example_listings[0]['_meta']['hostvars']['golden-web']['pve_provision_dir'] == '{{ inventory_dir }}/../playbooks'
-    assert all((provision_dir / name).is_file()
-               for name in example_listings[0]['_meta']['hostvars']['golden-web']['pve_provision'])
+    assert all((provision_dir / name).is_file() for name in example_listings[0]['_meta']['hostvars']['golden-web']['pve_provision'])
 
 
 def test_every_address_in_the_examples_is_a_loopback_address():

@@ -17,7 +17,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils import _module
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._module import CONNECTION_ARGSPEC, PveModule
 
-TOKEN_ARGS = dict(api_url='pve.example.com', api_user='root@pam', api_token_name='puls', api_token_secret='tok-Secret1')
+TOKEN_ARGS = {'api_url': 'pve.example.com', 'api_user': 'root@pam', 'api_token_name': 'puls', 'api_token_secret': 'tok-Secret1'}
 
 
 @pytest.fixture(autouse=True)
@@ -25,16 +25,24 @@ def clean_environment(monkeypatch):
     # As in a real module process: once controller code is imported (pytest plugins do), warnings go to the display.
     monkeypatch.setattr(_internal, 'is_controller', False)
     monkeypatch.setattr(warnings, '_global_warnings', {})
-    for name in ('PROXMOX_URL', 'PROXMOX_HOST', 'PROXMOX_USER', 'PROXMOX_TOKEN_NAME', 'PROXMOX_TOKEN_ID', 'PROXMOX_TOKEN_SECRET',
-                 'PROXMOX_PASSWORD', 'PROXMOX_VERIFY_SSL', 'PROXMOX_CA_PATH'):
+    for name in (
+        'PROXMOX_URL',
+        'PROXMOX_HOST',
+        'PROXMOX_USER',
+        'PROXMOX_TOKEN_NAME',
+        'PROXMOX_TOKEN_ID',
+        'PROXMOX_TOKEN_SECRET',
+        'PROXMOX_PASSWORD',
+        'PROXMOX_VERIFY_SSL',
+        'PROXMOX_CA_PATH',
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
 def outcome(capsys, args, body, argument_spec=None):
     """The JSON result a module prints when body(module) exits it."""
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            body(PveModule(argument_spec=argument_spec))
+    with patch_module_args(args), pytest.raises(SystemExit):
+        body(PveModule(argument_spec=argument_spec))
     return json.loads(capsys.readouterr().out)
 
 
@@ -60,22 +68,27 @@ def test_connection_comes_from_the_environment_with_community_proxmox_names(caps
 
 
 def test_proxmox_url_and_token_name_win_over_the_older_names(capsys, monkeypatch):
-    for name, value in (('PROXMOX_URL', 'new.example.com'), ('PROXMOX_HOST', 'old.example.com'), ('PROXMOX_USER', 'root@pam'),
-                        ('PROXMOX_TOKEN_NAME', 'new'), ('PROXMOX_TOKEN_ID', 'old'), ('PROXMOX_TOKEN_SECRET', 'tok-Secret1')):
+    for name, value in (
+        ('PROXMOX_URL', 'new.example.com'),
+        ('PROXMOX_HOST', 'old.example.com'),
+        ('PROXMOX_USER', 'root@pam'),
+        ('PROXMOX_TOKEN_NAME', 'new'),
+        ('PROXMOX_TOKEN_ID', 'old'),
+        ('PROXMOX_TOKEN_SECRET', 'tok-Secret1'),
+    ):
         monkeypatch.setenv(name, value)
     result = outcome(capsys, {}, lambda module: module.exit(who=repr(module.client)))
     assert result['who'] == 'PveClient(https://new.example.com:8006/api2/json, API token root@pam!new)'
 
 
 def test_missing_credentials_fail_naming_options_and_variables(capsys):
-    result = outcome(capsys, dict(api_url='pve.example.com', api_user='root@pam'), lambda module: module.client)
+    result = outcome(capsys, {'api_url': 'pve.example.com', 'api_user': 'root@pam'}, lambda module: module.client)
     assert result['failed'] and 'PROXMOX_TOKEN_SECRET' in result['msg'] and 'PROXMOX_PASSWORD' in result['msg']
 
 
 def test_api_error_becomes_a_failure_with_its_facts_and_no_secret(capsys):
     def reconcile(client, params, check_mode):
-        raise PveApiError('updating config of VM 104 on pve1 failed (HTTP 400): Parameter verification failed. cores: bad',
-                          status=400, errors={'cores': 'bad'})
+        raise PveApiError('updating config of VM 104 on pve1 failed (HTTP 400): Parameter verification failed. cores: bad', status=400, errors={'cores': 'bad'})
 
     result = outcome(capsys, TOKEN_ARGS, lambda module: module.run(reconcile, module.client, module.params, check_mode=module.check_mode))
     assert result['failed'] and result['msg'].startswith('updating config of VM 104 on pve1 failed (HTTP 400)')
@@ -85,37 +98,37 @@ def test_api_error_becomes_a_failure_with_its_facts_and_no_secret(capsys):
 
 def test_reconcile_result_is_the_module_result(capsys):
     def reconcile(client, params, check_mode):
-        return dict(changed=True, vmid=104, check=check_mode, warnings=['WARN: no efidisk configured'])
+        return {'changed': True, 'vmid': 104, 'check': check_mode, 'warnings': ['WARN: no efidisk configured']}
 
-    result = outcome(capsys, dict(TOKEN_ARGS, _ansible_check_mode=True),
-                     lambda module: module.run(reconcile, module.client, module.params, check_mode=module.check_mode))
+    result = outcome(
+        capsys, dict(TOKEN_ARGS, _ansible_check_mode=True), lambda module: module.run(reconcile, module.client, module.params, check_mode=module.check_mode)
+    )
     assert (result['changed'], result['vmid'], result['check']) == (True, 104, True)
     assert warning_messages(result) == ['WARN: no efidisk configured']
 
 
 @pytest.mark.parametrize('diff_mode', [True, False])
 def test_diff_is_returned_in_diff_mode_only(capsys, diff_mode):
-    diff = dict(before={'cores': 1}, after={'cores': 2})
+    diff = {'before': {'cores': 1}, 'after': {'cores': 2}}
     result = outcome(capsys, dict(TOKEN_ARGS, _ansible_diff=diff_mode), lambda module: module.exit(changed=True, diff=diff))
     assert ('diff' in result) == diff_mode
 
 
 def test_module_options_join_the_connection_options(capsys):
-    spec = dict(name=dict(type='str', required=True))
+    spec = {'name': {'type': 'str', 'required': True}}
     result = outcome(capsys, dict(TOKEN_ARGS, name='web1'), lambda module: module.exit(name=module.params['name']), spec)
     assert result['name'] == 'web1'
 
 
 def test_module_cannot_redefine_a_connection_option():
     with pytest.raises(ValueError, match='api_url'):
-        PveModule(argument_spec=dict(api_url=dict(type='str')))
+        PveModule(argument_spec={'api_url': {'type': 'str'}})
 
 
 def test_missing_library_fails_with_ansibles_standard_message(capsys, monkeypatch):
     monkeypatch.setattr(_module, 'MISSING_LIBRARY', ('proxmoxer', 'Traceback: ModuleNotFoundError'))
-    with patch_module_args(TOKEN_ARGS):
-        with pytest.raises(SystemExit):
-            PveModule()
+    with patch_module_args(TOKEN_ARGS), pytest.raises(SystemExit):
+        PveModule()
     result = json.loads(capsys.readouterr().out)
     assert result['failed'] and 'Failed to import the required Python library (proxmoxer)' in result['msg']
 

@@ -32,6 +32,7 @@ def without_block(notes: str) -> str:
 
 # Finding the block.
 
+
 def test_notes_without_a_block_have_no_entries():
     assert parse(HUMAN) == ({}, None)
     assert parse(None) == ({}, None)
@@ -41,28 +42,31 @@ def test_notes_without_a_block_have_no_entries():
 def test_a_puls_written_block_is_read_with_its_order_and_span():
     entries, span = parse(PULS_NOTES)
     assert list(entries.items()) == [('base.yml', 'aaaaaaaaaaaa'), ('app.yml', 'bbbbbbbbbbbb')]
-    assert PULS_NOTES[span[0]:span[1]] == '[puls-provision: base.yml=aaaaaaaaaaaa,app.yml=bbbbbbbbbbbb]'
+    assert PULS_NOTES[span[0] : span[1]] == '[puls-provision: base.yml=aaaaaaaaaaaa,app.yml=bbbbbbbbbbbb]'
 
 
 def test_a_block_in_the_middle_of_crlf_notes_is_found_without_its_line_break():
     notes = f'before\r\n{BLOCK}\r\nafter'
     entries, span = parse(notes)
     assert entries == ENTRIES
-    assert notes[span[0]:span[1]] == BLOCK
+    assert notes[span[0] : span[1]] == BLOCK
 
 
-@pytest.mark.parametrize('notes', [
-    f'see {BLOCK}',
-    f'{BLOCK} <- the old format',
-    '[puls-provision: base.yml=NOTHEX]',
-    '[puls-provision: base.yml=ABCDEF123456]',
-    '[puls-provision: base.yml]',
-    '[puls-provision base.yml=aaaaaaaaaaaa]',
-    '[puls-provision: a.yml=aaaaaaaaaaaa,]',
-    '[puls-provision: a.yml=aaaaaaaaaaaa]]',
-    '[Puls-Provision: a.yml=aaaaaaaaaaaa]',
-], ids=['inside-a-sentence', 'text-after', 'not-hex', 'upper-case-hex', 'no-hash', 'no-colon', 'trailing-comma',
-        'double-bracket', 'other-case'])
+@pytest.mark.parametrize(
+    'notes',
+    [
+        f'see {BLOCK}',
+        f'{BLOCK} <- the old format',
+        '[puls-provision: base.yml=NOTHEX]',
+        '[puls-provision: base.yml=ABCDEF123456]',
+        '[puls-provision: base.yml]',
+        '[puls-provision base.yml=aaaaaaaaaaaa]',
+        '[puls-provision: a.yml=aaaaaaaaaaaa,]',
+        '[puls-provision: a.yml=aaaaaaaaaaaa]]',
+        '[Puls-Provision: a.yml=aaaaaaaaaaaa]',
+    ],
+    ids=['inside-a-sentence', 'text-after', 'not-hex', 'upper-case-hex', 'no-hash', 'no-colon', 'trailing-comma', 'double-bracket', 'other-case'],
+)
 def test_text_that_merely_looks_like_a_block_is_human_text(notes):
     assert parse(notes) == ({}, None)
     assert render(notes, {}) == notes
@@ -81,6 +85,7 @@ def test_of_several_blocks_the_last_is_the_managed_one():
 
 
 # Writing the block.
+
 
 def test_absent_block_is_appended_after_a_blank_line():
     assert render('Owned by team A.\n\n', ENTRIES) == f'Owned by team A.\n\n{BLOCK}'
@@ -103,13 +108,16 @@ def test_entries_are_written_in_the_given_order():
     assert render('', reordered) == '[puls-provision: site/app.yml=0c1d2e3f4a5b,playbooks/base.yml=3f2a9c1b7d4e]'
 
 
-@pytest.mark.parametrize('notes, expected', [
-    (f'Owned by team A.\n\n{BLOCK}', 'Owned by team A.'),
-    (f'top\r\n{BLOCK}\r\nbottom', 'top\r\nbottom'),
-    (f'{BLOCK}\nbottom', 'bottom'),
-    (BLOCK, ''),
-    ('no block\n', 'no block'),
-])
+@pytest.mark.parametrize(
+    'notes, expected',
+    [
+        (f'Owned by team A.\n\n{BLOCK}', 'Owned by team A.'),
+        (f'top\r\n{BLOCK}\r\nbottom', 'top\r\nbottom'),
+        (f'{BLOCK}\nbottom', 'bottom'),
+        (BLOCK, ''),
+        ('no block\n', 'no block'),
+    ],
+)
 def test_no_entries_removes_the_block_with_its_line(notes, expected):
     assert render(notes, {}) == expected
 
@@ -127,6 +135,7 @@ def test_leading_newlines_and_inner_whitespace_are_kept():
 
 
 # PVE's limit.
+
 
 def test_notes_up_to_the_limit_are_written():
     human = 'x' * (MAX_NOTES_LENGTH - len(BLOCK) - 2)
@@ -147,15 +156,19 @@ def test_removing_the_block_never_fails_on_length():
 
 # Keys and hashes the block cannot hold.
 
-@pytest.mark.parametrize('path, problem', [
-    ('a,b.yml', "contains ','"),
-    ('a=b.yml', "contains '='"),
-    ('a]b.yml', "contains ']'"),
-    ('a\nb.yml', "contains '\\n'"),
-    ('a\rb.yml', "contains '\\r'"),
-    (' a.yml', 'whitespace'),
-    ('', 'non-empty path'),
-])
+
+@pytest.mark.parametrize(
+    'path, problem',
+    [
+        ('a,b.yml', "contains ','"),
+        ('a=b.yml', "contains '='"),
+        ('a]b.yml', "contains ']'"),
+        ('a\nb.yml', "contains '\\n'"),
+        ('a\rb.yml', "contains '\\r'"),
+        (' a.yml', 'whitespace'),
+        ('', 'non-empty path'),
+    ],
+)
 def test_a_key_the_block_cannot_hold_fails_naming_the_path(path, problem):
     with pytest.raises(ProvisionKeyError) as raised:
         render('notes', {path: 'aaaaaaaaaaaa'})
@@ -176,10 +189,32 @@ def test_keys_with_spaces_brackets_and_unicode_round_trip():
 
 # Human text survives, whatever it holds.
 
+
 def random_human_text(rng: random.Random) -> str:
     """Human notes full of near-misses of the block, but with no line that is one."""
-    pieces = ['word', ' ', '\t', '\n', '\r\n', '[', ']', '=', ',', ':', 'ü', '✓', '漢', '🙂', '#', '%', '\\',
-              '[puls-provision', '[puls-provision: x=1', 'puls-provision: a=bbbbbbbbbbbb]', f'see {BLOCK}']
+    pieces = [
+        'word',
+        ' ',
+        '\t',
+        '\n',
+        '\r\n',
+        '[',
+        ']',
+        '=',
+        ',',
+        ':',
+        'ü',
+        '✓',
+        '漢',
+        '🙂',
+        '#',
+        '%',
+        '\\',
+        '[puls-provision',
+        '[puls-provision: x=1',
+        'puls-provision: a=bbbbbbbbbbbb]',
+        f'see {BLOCK}',
+    ]
     while True:
         text = ''.join(rng.choices(pieces, k=rng.randrange(0, 120)))
         if parse(text).span is None:

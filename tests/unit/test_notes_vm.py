@@ -20,8 +20,15 @@ FAKEPVE_DIGEST = 'checksum mismatch (file change by other user?)'
 
 
 def request(state='query', record=None, force=False, files=(BASE, WEB, DB), hashes=None, **vm):
-    params = dict(name=vm.get('name', 'web1'), vmid=vm.get('vmid'), files=list(files), state=state, record=record, force=force,
-                  hashes=HASHES if hashes is None else hashes)
+    params = {
+        'name': vm.get('name', 'web1'),
+        'vmid': vm.get('vmid'),
+        'files': list(files),
+        'state': state,
+        'record': record,
+        'force': force,
+        'hashes': HASHES if hashes is None else hashes,
+    }
     return NotesRequest.from_params(params)
 
 
@@ -61,16 +68,19 @@ class FakeClient:
             self.config['description'] = params['description'].rstrip()
 
 
-@pytest.mark.parametrize('params, message', [
-    (dict(files=['a,b.yml']), "files: provision file 'a,b.yml' contains ','"),
-    (dict(files=['x.yml', 'x.yml']), "files: provision file 'x.yml' is declared twice"),
-    (dict(files=[BASE], record=[WEB]), "record: 'play/web.yml' is not in files"),
-    (dict(files=[BASE], hashes={}), "hashes: no hash (lower-case hex) for 'play/base.yml'"),
-    (dict(files=[BASE], hashes={BASE: 'ABC'}), "hashes: no hash (lower-case hex) for 'play/base.yml'"),
-])
+@pytest.mark.parametrize(
+    'params, message',
+    [
+        ({'files': ['a,b.yml']}, "files: provision file 'a,b.yml' contains ','"),
+        ({'files': ['x.yml', 'x.yml']}, "files: provision file 'x.yml' is declared twice"),
+        ({'files': [BASE], 'record': [WEB]}, "record: 'play/web.yml' is not in files"),
+        ({'files': [BASE], 'hashes': {}}, "hashes: no hash (lower-case hex) for 'play/base.yml'"),
+        ({'files': [BASE], 'hashes': {BASE: 'ABC'}}, "hashes: no hash (lower-case hex) for 'play/base.yml'"),
+    ],
+)
 def test_a_request_the_block_cannot_hold_is_refused_naming_the_option(params, message):
     with pytest.raises(NotesError) as caught:
-        NotesRequest.from_params(dict(dict(name='web1', state='query', hashes=HASHES), **params))
+        NotesRequest.from_params(dict({'name': 'web1', 'state': 'query', 'hashes': HASHES}, **params))
     assert str(caught.value).startswith(message)
 
 
@@ -110,7 +120,7 @@ def test_a_record_writes_with_the_digest_and_keeps_human_notes_byte_for_byte():
     client = FakeClient(HUMAN)
     digest = client.digest()
     result = reconcile(client, request('applied', record=[BASE]))
-    assert client.puts == [dict(description=f'{HUMAN}\n\n[puls-provision: {BASE}=aaaaaaaaaaaa]', digest=digest)]
+    assert client.puts == [{'description': f'{HUMAN}\n\n[puls-provision: {BASE}=aaaaaaaaaaaa]', 'digest': digest}]
     assert result['changed'] and result['diff']['before'] == HUMAN and result['diff']['after'] == client.config['description']
     assert (result['pending'], result['applied'], result['vmid'], result['node']) == ([WEB, DB], [BASE], 101, 'pve1')
 
@@ -123,6 +133,7 @@ def test_a_concurrent_change_is_read_again_and_merged(refusal):
     def someone_edits(vm):
         if len(vm.puts) == 1:
             vm.config['description'] = HUMAN + '\nadded meanwhile\n\n[puls-provision: db.sh=cccccccccccc]'
+
     client.before_put = someone_edits
     result = reconcile(client, request('applied', record=[BASE]))
     assert client.config['description'] == f'{HUMAN}\nadded meanwhile\n\n[puls-provision: {BASE}=aaaaaaaaaaaa,{DB}=cccccccccccc]'
@@ -135,6 +146,7 @@ def test_a_write_found_done_on_the_re_read_is_not_repeated():
 
     def someone_records_the_same(vm):
         vm.config['description'] = f'{HUMAN}\n\n[puls-provision: {BASE}=aaaaaaaaaaaa]'
+
     client.before_put = someone_records_the_same
     result = reconcile(client, request('applied', record=[BASE]))
     assert len(client.puts) == 1 and not result['changed']

@@ -30,13 +30,16 @@ def test_rewriting_the_record_replaces_it_in_place_and_keeps_the_records_of_othe
     assert _ownership.with_record(notes, 'puls-managed', 120) == 'hello\n\n[puls-owner: ops-owned=7,puls-managed=120]\nmore text'
 
 
-@pytest.mark.parametrize('config, expected', [
-    ({'tags': 'puls-managed'}, _ownership.LEGACY),  # tagged by a release before the record
-    ({'tags': 'puls-managed', 'description': '[puls-owner: ops-owned=120]'}, _ownership.LEGACY),  # no record for this tag
-    ({'tags': 'web', 'description': '[puls-owner: puls-managed=120]'}, _ownership.FOREIGN),  # the tag was taken off
-    ({'tags': 'PULS-Managed', 'description': '[puls-owner: puls-managed=120]'}, _ownership.OWNED),  # tags compare ignoring case
-    ({'tags': 'puls-managed', 'description': 'a sentence naming [puls-owner: puls-managed=120] is human text'}, _ownership.LEGACY),
-])
+@pytest.mark.parametrize(
+    'config, expected',
+    [
+        ({'tags': 'puls-managed'}, _ownership.LEGACY),  # tagged by a release before the record
+        ({'tags': 'puls-managed', 'description': '[puls-owner: ops-owned=120]'}, _ownership.LEGACY),  # no record for this tag
+        ({'tags': 'web', 'description': '[puls-owner: puls-managed=120]'}, _ownership.FOREIGN),  # the tag was taken off
+        ({'tags': 'PULS-Managed', 'description': '[puls-owner: puls-managed=120]'}, _ownership.OWNED),  # tags compare ignoring case
+        ({'tags': 'puls-managed', 'description': 'a sentence naming [puls-owner: puls-managed=120] is human text'}, _ownership.LEGACY),
+    ],
+)
 def test_the_four_states_of_a_guest(config, expected):
     assert _ownership.state(config, 120, 'puls-managed') == expected
 

@@ -10,6 +10,7 @@ from urllib.parse import quote
 import pytest
 
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import MASK, SpecError, VmSpec
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import (
     CONFIGURE,
     DELETE_VOLUME,
@@ -25,7 +26,6 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import (
     find_vm,
     plan_vm,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import MASK, SpecError, VmSpec
 
 
 def _key(comment: str) -> str:
@@ -37,23 +37,52 @@ KEY = _key('ops@example')
 OTHER_KEY = _key('backup@example')
 TEMPLATE_SOURCE = ImageSource(CLONE, vmid=9000, node='pve1', name='debian-12', template=True)
 TEMPLATE = {
-    'name': 'debian-12', 'template': 1, 'digest': 'f00', 'cores': 1, 'memory': '1024', 'scsihw': 'virtio-scsi-single',
-    'scsi0': 'local-lvm:base-9000-disk-0,size=2G', 'ide2': 'local-lvm:vm-9000-cloudinit,media=cdrom',
-    'net0': 'virtio=BC:24:11:00:90:00,bridge=vmbr0,firewall=1', 'boot': 'order=scsi0', 'serial0': 'socket', 'tags': 'golden',
+    'name': 'debian-12',
+    'template': 1,
+    'digest': 'f00',
+    'cores': 1,
+    'memory': '1024',
+    'scsihw': 'virtio-scsi-single',
+    'scsi0': 'local-lvm:base-9000-disk-0,size=2G',
+    'ide2': 'local-lvm:vm-9000-cloudinit,media=cdrom',
+    'net0': 'virtio=BC:24:11:00:90:00,bridge=vmbr0,firewall=1',
+    'boot': 'order=scsi0',
+    'serial0': 'socket',
+    'tags': 'golden',
 }
 # The VM as declared, as real PVE returns it (typed values, normalized tags, encoded keys).
 CONVERGED = {
-    'name': 'web', 'digest': 'abc', 'cores': 2, 'memory': '2048', 'boot': 'order=scsi0',
-    'scsi0': 'local-lvm:vm-100-disk-0,iothread=1,size=32G', 'ide2': 'local-lvm:vm-100-cloudinit,media=cdrom',
-    'net0': 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr1,firewall=1,tag=10', 'ipconfig0': 'ip=10.0.0.5/24,gw=10.0.0.1',
-    'ciuser': 'ops', 'sshkeys': quote(f'{KEY}\n', safe=''), 'tags': 'puls-managed;web', 'onboot': 1,
+    'name': 'web',
+    'digest': 'abc',
+    'cores': 2,
+    'memory': '2048',
+    'boot': 'order=scsi0',
+    'scsi0': 'local-lvm:vm-100-disk-0,iothread=1,size=32G',
+    'ide2': 'local-lvm:vm-100-cloudinit,media=cdrom',
+    'net0': 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr1,firewall=1,tag=10',
+    'ipconfig0': 'ip=10.0.0.5/24,gw=10.0.0.1',
+    'ciuser': 'ops',
+    'sshkeys': quote(f'{KEY}\n', safe=''),
+    'tags': 'puls-managed;web',
+    'onboot': 1,
     'description': '[puls-owner: puls-managed=100]',  # the owner record naming the VM's own VMID
 }
 OWNED_NOTES = '[puls-owner: puls-managed=100]'
 # A clone is made with the source's Notes and the owner record of the new VMID (the template here has no Notes).
 OWNER_RECORD = {'notes': '', 'owner_tag': 'puls-managed'}
-DECLARED = {'name': 'web', 'cores': 2, 'memory': 2048, 'bridge': 'vmbr1', 'vlan': 10, 'ip': '10.0.0.5', 'ci_user': 'ops',
-            'ssh_keys': [KEY], 'tags': ['web'], 'onboot': True, 'disk_size': '32G'}
+DECLARED = {
+    'name': 'web',
+    'cores': 2,
+    'memory': 2048,
+    'bridge': 'vmbr1',
+    'vlan': 10,
+    'ip': '10.0.0.5',
+    'ci_user': 'ops',
+    'ssh_keys': [KEY],
+    'tags': ['web'],
+    'onboot': True,
+    'disk_size': '32G',
+}
 
 
 def spec(**params) -> VmSpec:
@@ -69,6 +98,7 @@ def kinds(plan) -> list[str]:
 
 
 # Creating.
+
 
 def test_create_by_clone_applies_declared_config_in_the_same_run():
     plan = plan_vm(spec(state='started', disk_size='40G', vmid=130), creation=Creation(TEMPLATE_SOURCE, 'pve1', TEMPLATE))
@@ -103,8 +133,16 @@ def test_linked_clone_passes_neither_storage_nor_target():
 
 def test_full_clone_to_another_node_passes_target_and_storage():
     plan = plan_vm(spec(storage='ceph', pool='web'), creation=Creation(TEMPLATE_SOURCE, 'pve2', TEMPLATE))
-    assert plan.actions[0].params == {'vmid': 9000, 'node': 'pve1', 'name': 'web', 'full': True, 'target': 'pve2',
-                                      'storage': 'ceph', 'pool': 'web', **OWNER_RECORD}
+    assert plan.actions[0].params == {
+        'vmid': 9000,
+        'node': 'pve1',
+        'name': 'web',
+        'full': True,
+        'target': 'pve2',
+        'storage': 'ceph',
+        'pool': 'web',
+        **OWNER_RECORD,
+    }
 
 
 def test_clone_of_a_template_without_cloudinit_drive_gets_one_beside_its_disk():
@@ -158,9 +196,11 @@ def test_clone_with_user_data_puts_the_seed_in_the_cloudinit_drives_slot():
 def test_changed_user_data_uploads_a_new_seed_and_deletes_the_old_one_after_the_switch():
     vm = Observed(100, 'pve1', 'stopped', {'name': 'web', 'tags': 'puls-managed', 'description': OWNED_NOTES, 'ide2': f'{SEED},media=cdrom'})
     plan = plan_vm(VmSpec.from_params(USER_DATA), vm, seed=NEW_SEED)
-    assert plan.actions == (Action(UPLOAD_SEED, {'volid': NEW_SEED}),
-                            Action(CONFIGURE, {'set': {'ide2': f'{NEW_SEED},media=cdrom'}, 'delete': []}),
-                            Action(DELETE_VOLUME, {'volid': SEED}))
+    assert plan.actions == (
+        Action(UPLOAD_SEED, {'volid': NEW_SEED}),
+        Action(CONFIGURE, {'set': {'ide2': f'{NEW_SEED},media=cdrom'}, 'delete': []}),
+        Action(DELETE_VOLUME, {'volid': SEED}),
+    )
     assert plan.changes == ('user_data',) and plan.diff['before']['user_data'] == SEED
 
 
@@ -190,6 +230,7 @@ def test_import_without_storage_is_refused():
 
 
 # Drift on an existing VM.
+
 
 def test_vm_as_declared_gives_an_empty_plan():
     plan = plan_vm(spec(), observed())
@@ -303,6 +344,7 @@ def test_adding_cloudinit_options_to_a_vm_without_drive_adds_one():
 
 # Disk size.
 
+
 def test_larger_disk_size_grows_the_boot_disk():
     plan = plan_vm(spec(disk_size=40), observed())
     assert plan.actions == (Action(RESIZE, {'disk': 'scsi0', 'size': '40G'}),)
@@ -321,6 +363,7 @@ def test_equal_disk_size_in_another_unit_is_no_change():
 
 
 # Power.
+
 
 def test_started_starts_a_stopped_vm_which_applies_pending_changes():
     plan = plan_vm(spec(state='started', cores=4), observed(status='stopped'))
@@ -348,6 +391,7 @@ def test_present_leaves_power_alone():
 
 # Destroying.
 
+
 def test_absent_shuts_down_then_destroys_with_purge():
     plan = plan_vm(spec(state='absent'), observed())
     assert kinds(plan) == [SHUTDOWN, DESTROY]
@@ -366,6 +410,7 @@ def test_absent_of_a_protected_vm_is_refused():
 
 
 # Ownership and identity.
+
 
 def test_vm_without_the_owner_tag_is_refused_with_the_adopt_hint():
     with pytest.raises(SpecError) as raised:
@@ -422,6 +467,7 @@ def test_declared_vmid_of_another_vm_is_refused():
 
 # One plan for check mode and the real run.
 
+
 def test_same_inputs_give_the_same_plan_so_check_and_real_run_report_the_same():
     first = plan_vm(spec(cores=4, tags=['db']), observed())
     second = plan_vm(spec(cores=4, tags=['db']), observed())
@@ -462,8 +508,7 @@ def test_adopting_a_hand_clone_rewrites_its_record_to_its_own_vmid_and_keeps_its
 def test_vm_tagged_by_an_earlier_release_is_managed_and_gets_its_record_as_a_change():
     plan = plan_vm(spec(), observed(description='Notes of a human\n\n[puls-provision: base.yml=aaaaaaaaaaaa]'))
     assert kinds(plan) == [CONFIGURE] and plan.changes == ('owner_record',)
-    assert plan.actions[0].params['set'] == {
-        'description': 'Notes of a human\n\n[puls-provision: base.yml=aaaaaaaaaaaa]\n\n[puls-owner: puls-managed=100]'}
+    assert plan.actions[0].params['set'] == {'description': 'Notes of a human\n\n[puls-provision: base.yml=aaaaaaaaaaaa]\n\n[puls-owner: puls-managed=100]'}
     assert plan.reboot_required == ()  # Notes apply at once
 
 

@@ -45,19 +45,28 @@ FIRST_RUN_ISOS = [
 
 def recording_play(plans, isos):
     """A play that sets puls_plan per host, and for the ISOs on localhost one per loop item."""
-    return [{
-        'name': 'Record plans as the reconcile role does',
-        'hosts': 'all',
-        'connection': 'local',
-        'gather_facts': False,
-        'vars': {'plans': plans, 'iso_plans': isos},
-        'tasks': [
-            {'name': 'Record the plan', 'ansible.builtin.set_fact': {'puls_plan': '{{ plans[inventory_hostname] }}'},
-             'when': 'inventory_hostname in plans'},
-            {'name': 'Record the plan of each ISO', 'ansible.builtin.set_fact': {'puls_plan': '{{ item }}'},
-             'loop': '{{ iso_plans }}', 'when': "inventory_hostname == 'localhost'"},
-        ],
-    }]
+    return [
+        {
+            'name': 'Record plans as the reconcile role does',
+            'hosts': 'all',
+            'connection': 'local',
+            'gather_facts': False,
+            'vars': {'plans': plans, 'iso_plans': isos},
+            'tasks': [
+                {
+                    'name': 'Record the plan',
+                    'ansible.builtin.set_fact': {'puls_plan': '{{ plans[inventory_hostname] }}'},
+                    'when': 'inventory_hostname in plans',
+                },
+                {
+                    'name': 'Record the plan of each ISO',
+                    'ansible.builtin.set_fact': {'puls_plan': '{{ item }}'},
+                    'loop': '{{ iso_plans }}',
+                    'when': "inventory_hostname == 'localhost'",
+                },
+            ],
+        }
+    ]
 
 
 def inventory(*hosts):
@@ -68,9 +77,9 @@ def summary_block(stdout, header):
     """The lines the callback printed under its banner, up to the blank line that ends them."""
     lines = stdout.splitlines()
     starts = [i for i, line in enumerate(lines) if line.startswith(header + ' *')]
-    assert len(starts) == 1, 'expected one {0!r} banner in:\n{1}'.format(header, stdout)
+    assert len(starts) == 1, f'expected one {header!r} banner in:\n{stdout}'
     block = []
-    for line in lines[starts[0] + 1:]:
+    for line in lines[starts[0] + 1 :]:
         if not line:
             break
         block.append(line)
@@ -78,16 +87,17 @@ def summary_block(stdout, header):
 
 
 def total_line(ok=0, failed=None, **counts):
-    parts = ['{0} to {1}'.format(counts.get(kind, 0), kind) for kind in COUNTED if kind not in LEFT_ALONE] + ['{0} ok'.format(ok)]
-    parts += ['{0} {1}'.format(counts[kind], kind) for kind in LEFT_ALONE if counts.get(kind)]
-    return ', '.join(parts + (['{0} failed'.format(failed)] if failed else []))
+    parts = [f'{counts.get(kind, 0)} to {kind}' for kind in COUNTED if kind not in LEFT_ALONE] + [f'{ok} ok']
+    parts += [f'{counts[kind]} {kind}' for kind in LEFT_ALONE if counts.get(kind)]
+    return ', '.join(parts + ([f'{failed} failed'] if failed else []))
 
 
 def test_check_run_prints_the_plan_one_line_per_machine_and_the_totals_and_writes_them_as_json(tmp_path):
     json_path = tmp_path / 'plan.json'
     hosts = ('localhost',) + tuple(FIRST_RUN)
-    run = run_playbook(tmp_path, recording_play(FIRST_RUN, FIRST_RUN_ISOS), dict(ENABLED, PULS_PLAN_JSON=str(json_path)),
-                       inventory=inventory(*hosts), check=True)
+    run = run_playbook(
+        tmp_path, recording_play(FIRST_RUN, FIRST_RUN_ISOS), dict(ENABLED, PULS_PLAN_JSON=str(json_path)), inventory=inventory(*hosts), check=True
+    )
     assert run.rc == 0, run.stdout + run.stderr
 
     # ISOs, then templates, then VMs, each by name; a machine counts once per kind of action.
@@ -109,11 +119,20 @@ def test_check_run_prints_the_plan_one_line_per_machine_and_the_totals_and_write
     assert written['check_mode'] is True
     assert written['nothing_to_do'] is False
     assert written['failed'] == []
-    assert written['totals'] == {'create': 3, 'update': 1, 'build': 1, 'rebuild': 1, 'provision': 4, 'replace': 1,
-                                 'destroy': 1, 'prune': 1, 'orphan': 1, 'ok': 1}
+    assert written['totals'] == {
+        'create': 3,
+        'update': 1,
+        'build': 1,
+        'rebuild': 1,
+        'provision': 4,
+        'replace': 1,
+        'destroy': 1,
+        'prune': 1,
+        'orphan': 1,
+        'ok': 1,
+    }
     assert written['machines'][6] == {'kind': 'vm', 'name': 'web1', 'actions': ['create', 'provision base.yml, web.yml']}
-    assert [m['name'] for m in written['machines']] == ['extra.iso', 'lab-tools.iso', 'golden-web', 'web3', 'old-db', 'old-web',
-                                                        'web1', 'web2', 'web4', 'web5']
+    assert [m['name'] for m in written['machines']] == ['extra.iso', 'lab-tools.iso', 'golden-web', 'web3', 'old-db', 'old-web', 'web1', 'web2', 'web4', 'web5']
     assert SECRET not in run.stdout + run.stderr + json_path.read_text()
 
 
@@ -121,8 +140,12 @@ def test_real_run_with_nothing_to_do_is_a_summary_of_ok_machines_and_passes_the_
     json_path = tmp_path / 'plan.json'
     # An orphan stays out of sync, left alone: no work to do, so the gate passes.
     settled = {host: dict(plan, actions=['orphan' if host == 'old-web' else 'ok']) for host, plan in FIRST_RUN.items()}
-    run = run_playbook(tmp_path, recording_play(settled, [dict(iso, actions=['ok']) for iso in FIRST_RUN_ISOS]),
-                       dict(ENABLED, PULS_PLAN_JSON=str(json_path)), inventory=inventory('localhost', *FIRST_RUN))
+    run = run_playbook(
+        tmp_path,
+        recording_play(settled, [dict(iso, actions=['ok']) for iso in FIRST_RUN_ISOS]),
+        dict(ENABLED, PULS_PLAN_JSON=str(json_path)),
+        inventory=inventory('localhost', *FIRST_RUN),
+    )
     assert run.rc == 0, run.stdout + run.stderr
 
     block = summary_block(run.stdout, 'Summary (real run)')
@@ -136,28 +159,42 @@ def test_real_run_with_nothing_to_do_is_a_summary_of_ok_machines_and_passes_the_
 
 def test_failed_hosts_are_listed_and_fail_the_gate_while_rescued_and_ignored_failures_do_not(tmp_path):
     json_path = tmp_path / 'plan.json'
-    plays = [{
-        'name': 'Hosts that fail in different ways',
-        'hosts': 'all',
-        'connection': 'local',
-        'gather_facts': False,
-        'tasks': [
-            {'name': 'A failure that is ignored', 'ansible.builtin.fail': {'msg': 'ignored'},
-             'ignore_errors': True, 'when': "inventory_hostname == 'steady'"},
-            {'name': 'A failure that stops the host', 'ansible.builtin.fail': {'msg': 'broken'},
-             'when': "inventory_hostname == 'broken'"},
-            {'name': 'A failure that is rescued', 'when': "inventory_hostname == 'rescued'",
-             'block': [{'name': 'Fail first', 'ansible.builtin.fail': {'msg': 'rescued'}}],
-             'rescue': [{'name': 'Record the plan', 'ansible.builtin.set_fact': {
-                 'puls_plan': {'kind': 'vm', 'name': 'rescued', 'actions': ['update']}}}]},
-            {'name': 'Record the plan', 'when': "inventory_hostname == 'steady'",
-             'ansible.builtin.set_fact': {'puls_plan': {'kind': 'vm', 'name': 'steady', 'actions': ['ok']}}},
-            {'name': 'Record a plan without actions', 'when': "inventory_hostname == 'malformed'",
-             'ansible.builtin.set_fact': {'puls_plan': {'kind': 'vm', 'name': 'malformed', 'actions': []}}},
-        ],
-    }]
-    run = run_playbook(tmp_path, plays, dict(ENABLED, PULS_PLAN_JSON=str(json_path)),
-                       inventory=inventory('steady', 'broken', 'rescued', 'malformed'))
+    plays = [
+        {
+            'name': 'Hosts that fail in different ways',
+            'hosts': 'all',
+            'connection': 'local',
+            'gather_facts': False,
+            'tasks': [
+                {
+                    'name': 'A failure that is ignored',
+                    'ansible.builtin.fail': {'msg': 'ignored'},
+                    'ignore_errors': True,
+                    'when': "inventory_hostname == 'steady'",
+                },
+                {'name': 'A failure that stops the host', 'ansible.builtin.fail': {'msg': 'broken'}, 'when': "inventory_hostname == 'broken'"},
+                {
+                    'name': 'A failure that is rescued',
+                    'when': "inventory_hostname == 'rescued'",
+                    'block': [{'name': 'Fail first', 'ansible.builtin.fail': {'msg': 'rescued'}}],
+                    'rescue': [
+                        {'name': 'Record the plan', 'ansible.builtin.set_fact': {'puls_plan': {'kind': 'vm', 'name': 'rescued', 'actions': ['update']}}}
+                    ],
+                },
+                {
+                    'name': 'Record the plan',
+                    'when': "inventory_hostname == 'steady'",
+                    'ansible.builtin.set_fact': {'puls_plan': {'kind': 'vm', 'name': 'steady', 'actions': ['ok']}},
+                },
+                {
+                    'name': 'Record a plan without actions',
+                    'when': "inventory_hostname == 'malformed'",
+                    'ansible.builtin.set_fact': {'puls_plan': {'kind': 'vm', 'name': 'malformed', 'actions': []}},
+                },
+            ],
+        }
+    ]
+    run = run_playbook(tmp_path, plays, dict(ENABLED, PULS_PLAN_JSON=str(json_path)), inventory=inventory('steady', 'broken', 'rescued', 'malformed'))
     assert run.rc == 2, run.stdout + run.stderr
 
     assert summary_block(run.stdout, 'Summary (real run)') == [
@@ -176,23 +213,40 @@ def test_json_path_from_ansible_cfg_replaces_a_stale_file_and_a_run_without_plan
     json_path.parent.mkdir()
     json_path.write_text('{"nothing_to_do": false, "stale": true}\n')
     # ansible-playbook runs in tmp_path and reads its ansible.cfg.
-    (tmp_path / 'ansible.cfg').write_text('[puls_plan]\njson_path = {0}\n'.format(json_path))
-    plays = [{'name': 'A play that is no reconcile run', 'hosts': 'all', 'connection': 'local', 'gather_facts': False,
-              'tasks': [{'name': 'Say hello', 'ansible.builtin.debug': {'msg': 'hello'}}]}]
+    (tmp_path / 'ansible.cfg').write_text(f'[puls_plan]\njson_path = {json_path}\n')
+    plays = [
+        {
+            'name': 'A play that is no reconcile run',
+            'hosts': 'all',
+            'connection': 'local',
+            'gather_facts': False,
+            'tasks': [{'name': 'Say hello', 'ansible.builtin.debug': {'msg': 'hello'}}],
+        }
+    ]
     run = run_playbook(tmp_path, plays, ENABLED, inventory=inventory('localhost'))
     assert run.rc == 0, run.stdout + run.stderr
 
     assert 'Summary (real run)' not in run.stdout
     assert json.loads(json_path.read_text()) == {
-        'check_mode': False, 'git': None, 'machines': [], 'totals': dict(dict.fromkeys(COUNTED, 0), ok=0), 'failed': [],
+        'check_mode': False,
+        'git': None,
+        'machines': [],
+        'totals': dict(dict.fromkeys(COUNTED, 0), ok=0),
+        'failed': [],
         'nothing_to_do': True,
     }
 
 
 def test_ansible_doc_renders_the_callback_with_its_json_option():
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS), ANSIBLE_NOCOLOR='1')
-    proc = subprocess.run([str(Path(sys.executable).parent / 'ansible-doc'), '-t', 'callback', 'puls.proxmox.plan_summary'],
-                          env=env, capture_output=True, text=True, check=False, timeout=120)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / 'ansible-doc'), '-t', 'callback', 'puls.proxmox.plan_summary'],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert 'PULS_PLAN_JSON' in proc.stdout and 'section: puls_plan' in proc.stdout
     assert 'update (reboot needed)' in ' '.join(proc.stdout.split())
@@ -201,12 +255,10 @@ def test_ansible_doc_renders_the_callback_with_its_json_option():
 def test_the_role_says_build_provision_and_the_other_plan_words_only_as_the_code_defines_them():
     query_new, query_stale = {'current': False, 'vmid': None}, {'current': False, 'vmid': 120, 'reason': 'provision file web.yml changed'}
     assert plan_actions({'template': query_new, 'provision': ['base.yml', 'web.yml']}) == ['build', 'provision base.yml, web.yml']
-    assert plan_actions({'template': query_stale, 'provision': ['web.yml']}) == ['rebuild (provision file web.yml changed)',
-                                                                                 'provision web.yml']
+    assert plan_actions({'template': query_stale, 'provision': ['web.yml']}) == ['rebuild (provision file web.yml changed)', 'provision web.yml']
     assert plan_actions({'template': {'current': True, 'vmid': 120}}) == ['ok']
     created = {'changed': True, 'changes': ['state'], 'reboot_required': []}
-    assert plan_actions({'vm': created, 'provision': ['app.yml'], 'replaced': 'web-old'}) == [
-        'create', 'provision app.yml', 'replace web-old']
+    assert plan_actions({'vm': created, 'provision': ['app.yml'], 'replaced': 'web-old'}) == ['create', 'provision app.yml', 'replace web-old']
     assert plan_actions({'vm': {'changed': True, 'changes': ['cores'], 'reboot_required': ['cores']}}) == ['update (reboot needed)']
     assert plan_actions({'vm': {'changed': False}, 'provision': [], 'replaced': '', 'destroyed': False}) == ['ok']
     assert plan_actions({'destroyed': True}) == ['destroy']
@@ -216,7 +268,7 @@ def test_the_role_says_build_provision_and_the_other_plan_words_only_as_the_code
     defined = {word.split(' ', 1)[0] for word, _total, _meaning in ACTIONS}
     for path in (REPO / 'roles' / 'reconcile' / 'tasks').glob('*.yml'):
         for task in yaml.safe_load(path.read_text()) or ():
-            plan = ((task.get('ansible.builtin.set_fact') or {}).get('puls_plan') or {})
+            plan = (task.get('ansible.builtin.set_fact') or {}).get('puls_plan') or {}
             actions = plan.get('actions')
             if isinstance(actions, list):
                 assert set(actions) <= defined, (path.name, actions)
@@ -225,14 +277,14 @@ def test_the_role_says_build_provision_and_the_other_plan_words_only_as_the_code
 def documented_table():
     text = INDEX.read_text()
     assert TABLE_START in text and TABLE_END in text, 'docs/index.md lacks the plan words table markers'
-    return text[text.index(TABLE_START) + len(TABLE_START):text.index(TABLE_END)].strip()
+    return text[text.index(TABLE_START) + len(TABLE_START) : text.index(TABLE_END)].strip()
 
 
 def test_the_plan_words_table_of_the_user_guide_is_the_one_the_code_defines():
     # After changing the words, regenerate the table: .venv/bin/python tests/unit/test_plan_summary.py
     assert documented_table() == words_table()
     index = INDEX.read_text()
-    plan_section = index[index.index('## Check mode and the plan'):index.index('## Troubleshooting')]
+    plan_section = index[index.index('## Check mode and the plan') : index.index('## Troubleshooting')]
     # Every action of the example plan is a defined word (a provision file list goes on after its comma).
     for line in re.findall(r'^[\w.-]+: (.+)$', plan_section, flags=re.MULTILINE):
         for action in line.split(', '):

@@ -12,18 +12,39 @@ from ansible_collections.puls.proxmox.plugins.module_utils._api import Credentia
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, ImageSource
 from ansible_collections.puls.proxmox.plugins.module_utils._iso_plan import Step
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import Action, Creation, Observed, plan_vm
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import (
-    NEW_VM, Grant, conversion_needs, holds, iso_needs, missing, need, notes_needs, require, vm_needs,
+    NEW_VM,
+    Grant,
+    conversion_needs,
+    holds,
+    iso_needs,
+    missing,
+    need,
+    notes_needs,
+    require,
+    vm_needs,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import VmSpec
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import Action, Creation, Observed, plan_vm
 
 TOKEN = Credential('puls@pve', 'automation', token_secret='s3cret')
-TEMPLATE = {'name': 'ubuntu', 'template': 1, 'scsi0': 'local-lvm:base-9017-disk-0,size=3584M', 'ide2': 'local-lvm:vm-9017-cloudinit,media=cdrom',
-            'net0': 'virtio=BC:24:11:00:00:01,bridge=vmbr0', 'boot': 'order=scsi0', 'cores': 1, 'memory': 1024}
-EVERYTHING_ON_VMS = {'/vms': dict.fromkeys(('VM.Allocate', 'VM.Clone', 'VM.Config.CPU', 'VM.Config.Cloudinit', 'VM.Config.Memory',
-                                            'VM.Config.Network', 'VM.Config.Options', 'VM.PowerMgmt'), 1),
-                     '/storage/local-lvm': {'Datastore.AllocateSpace': 1}, '/sdn/zones/localnetwork': {'SDN.Use': 1}}
+TEMPLATE = {
+    'name': 'ubuntu',
+    'template': 1,
+    'scsi0': 'local-lvm:base-9017-disk-0,size=3584M',
+    'ide2': 'local-lvm:vm-9017-cloudinit,media=cdrom',
+    'net0': 'virtio=BC:24:11:00:00:01,bridge=vmbr0',
+    'boot': 'order=scsi0',
+    'cores': 1,
+    'memory': 1024,
+}
+EVERYTHING_ON_VMS = {
+    '/vms': dict.fromkeys(
+        ('VM.Allocate', 'VM.Clone', 'VM.Config.CPU', 'VM.Config.Cloudinit', 'VM.Config.Memory', 'VM.Config.Network', 'VM.Config.Options', 'VM.PowerMgmt'), 1
+    ),
+    '/storage/local-lvm': {'Datastore.AllocateSpace': 1},
+    '/sdn/zones/localnetwork': {'SDN.Use': 1},
+}
 
 
 def grants(needs):
@@ -39,16 +60,25 @@ def test_a_full_clone_that_is_configured_and_started_needs_each_privilege_on_its
     plan = clone_plan(vmid=100, cores=2, ip='10.0.0.5/24', gateway='10.0.0.1')
     needs = vm_needs(plan.actions, 100, TEMPLATE)
     # SDN.Use: clone_vm checks the bridge of the template's net0 (its zone is resolved from the VNet list by require).
-    assert grants(needs) == [('Datastore.AllocateSpace', '/storage/local-lvm'), ('SDN.Use', '/sdn/zones/*/vmbr0'),
-                             ('VM.Allocate', '/vms/100'), ('VM.Clone', '/vms/9017'),
-                             ('VM.Config.CPU', '/vms/100'), ('VM.Config.Cloudinit', '/vms/100'), ('VM.Config.Cloudinit', '/vms/100'),
-                             ('VM.Config.Options', '/vms/100'), ('VM.PowerMgmt', '/vms/100')]  # Options: the owner tag
+    assert grants(needs) == [
+        ('Datastore.AllocateSpace', '/storage/local-lvm'),
+        ('SDN.Use', '/sdn/zones/*/vmbr0'),
+        ('VM.Allocate', '/vms/100'),
+        ('VM.Clone', '/vms/9017'),
+        ('VM.Config.CPU', '/vms/100'),
+        ('VM.Config.Cloudinit', '/vms/100'),
+        ('VM.Config.Cloudinit', '/vms/100'),
+        ('VM.Config.Options', '/vms/100'),
+        ('VM.PowerMgmt', '/vms/100'),
+    ]  # Options: the owner tag
     assert missing(EVERYTHING_ON_VMS, needs) == []
 
 
 def test_a_clone_without_a_vmid_needs_vm_allocate_through_vms_or_its_pool():
     assert [item.grants for item in vm_needs(clone_plan().actions, None, TEMPLATE) if item.purpose.startswith('to create')][:2] == [
-        (Grant('VM.Clone', '/vms/9017'),), (Grant('VM.Allocate', NEW_VM),)]
+        (Grant('VM.Clone', '/vms/9017'),),
+        (Grant('VM.Allocate', NEW_VM),),
+    ]
     pooled = next(item for item in vm_needs(clone_plan(pool='web').actions, None, TEMPLATE) if item.grants[0].privilege == 'VM.Allocate')
     assert pooled.instead == ((Grant('VM.Allocate', '/pool/web'),),)
     assert missing({'/pool/web': {'VM.Allocate': 1}}, [pooled]) == []
@@ -62,13 +92,31 @@ def test_a_linked_clone_asks_nothing_of_the_storage():
 
 
 def test_config_keys_map_to_pves_privileges_and_a_new_disk_to_its_storage():
-    change = Action('configure', {'set': {'memory': 2048, 'net0': 'virtio,bridge=vmbr1,tag=20', 'tags': 'a', 'machine': 'q35',
-                                          'ide0': 'local:iso/x.iso,media=cdrom', 'scsi1': 'ceph:32'},
-                                  'delete': ['sshkeys', 'ide3']})
+    change = Action(
+        'configure',
+        {
+            'set': {
+                'memory': 2048,
+                'net0': 'virtio,bridge=vmbr1,tag=20',
+                'tags': 'a',
+                'machine': 'q35',
+                'ide0': 'local:iso/x.iso,media=cdrom',
+                'scsi1': 'ceph:32',
+            },
+            'delete': ['sshkeys', 'ide3'],
+        },
+    )
     assert grants(vm_needs([change], 104)) == [
-        ('Datastore.AllocateSpace', '/storage/ceph'), ('SDN.Use', '/sdn/zones/*/vmbr1/20'), ('VM.Config.CDROM', '/vms/104'),
-        ('VM.Config.Cloudinit', '/vms/104'), ('VM.Config.Disk', '/vms/104'), ('VM.Config.HWType', '/vms/104'),
-        ('VM.Config.Memory', '/vms/104'), ('VM.Config.Network', '/vms/104'), ('VM.Config.Options', '/vms/104')]
+        ('Datastore.AllocateSpace', '/storage/ceph'),
+        ('SDN.Use', '/sdn/zones/*/vmbr1/20'),
+        ('VM.Config.CDROM', '/vms/104'),
+        ('VM.Config.Cloudinit', '/vms/104'),
+        ('VM.Config.Disk', '/vms/104'),
+        ('VM.Config.HWType', '/vms/104'),
+        ('VM.Config.Memory', '/vms/104'),
+        ('VM.Config.Network', '/vms/104'),
+        ('VM.Config.Options', '/vms/104'),
+    ]
     cloudinit = next(item for item in vm_needs([change], 104) if item.grants[0].privilege == 'VM.Config.Cloudinit')
     # PVE still takes VM.Config.Network for the cloud-init keys; regenerating the drive takes only VM.Config.Cloudinit.
     assert missing({'/vms/104': {'VM.Config.Network': 1}}, [cloudinit]) == []
@@ -76,21 +124,27 @@ def test_config_keys_map_to_pves_privileges_and_a_new_disk_to_its_storage():
 
 
 def test_an_existing_vm_destroyed_needs_power_allocate_and_its_seed_storage():
-    spec = VmSpec.from_params(dict(name='web1', state='absent'))
+    spec = VmSpec.from_params({'name': 'web1', 'state': 'absent'})
     observed = Observed(104, 'pve1', 'running', {'name': 'web1', 'tags': 'puls-managed', 'ide2': 'local:iso/puls-seed-web1-ab12.iso,media=cdrom'})
     assert grants(vm_needs(plan_vm(spec, observed).actions, 104)) == [
-        ('Datastore.Allocate', '/storage/local'), ('VM.Allocate', '/vms/104'), ('VM.PowerMgmt', '/vms/104')]
+        ('Datastore.Allocate', '/storage/local'),
+        ('VM.Allocate', '/vms/104'),
+        ('VM.PowerMgmt', '/vms/104'),
+    ]
 
 
-@pytest.mark.parametrize('permissions, grant, held', [
-    ({'/': {'Sys.Modify': 1}}, Grant('Sys.Modify', '/nodes/pve1'), True),
-    ({'/vms': {'VM.Allocate': 0}}, Grant('VM.Allocate', '/vms'), True),  # not propagated: on the path itself only
-    ({'/vms': {'VM.Allocate': 0}}, Grant('VM.Allocate', '/vms/100'), False),
-    ({'/vms': {'VM.Allocate': 1}, '/vms/100': {'VM.Audit': 1}}, Grant('VM.Allocate', '/vms/100'), False),  # a deeper ACL replaces
-    ({'/vms': {'VM.Allocate': 1}}, Grant('VM.Allocate', NEW_VM), True),
-    ({'/storage/local': {'Datastore.Audit': 1}}, Grant('Datastore.Audit', '/storage/local-lvm'), False),
-    ({}, Grant('VM.Audit', '/vms/1'), False),
-])
+@pytest.mark.parametrize(
+    'permissions, grant, held',
+    [
+        ({'/': {'Sys.Modify': 1}}, Grant('Sys.Modify', '/nodes/pve1'), True),
+        ({'/vms': {'VM.Allocate': 0}}, Grant('VM.Allocate', '/vms'), True),  # not propagated: on the path itself only
+        ({'/vms': {'VM.Allocate': 0}}, Grant('VM.Allocate', '/vms/100'), False),
+        ({'/vms': {'VM.Allocate': 1}, '/vms/100': {'VM.Audit': 1}}, Grant('VM.Allocate', '/vms/100'), False),  # a deeper ACL replaces
+        ({'/vms': {'VM.Allocate': 1}}, Grant('VM.Allocate', NEW_VM), True),
+        ({'/storage/local': {'Datastore.Audit': 1}}, Grant('Datastore.Audit', '/storage/local-lvm'), False),
+        ({}, Grant('VM.Audit', '/vms/1'), False),
+    ],
+)
 def test_a_privilege_is_held_as_the_nearest_listed_path_says(permissions, grant, held):
     assert holds(permissions, grant) is held
 
@@ -101,19 +155,36 @@ def test_iso_steps_need_the_storage_node_notes_and_download_rights():
     assert grants(needs) == [('Datastore.AllocateTemplate', '/storage/local'), ('Sys.Audit', '/'), ('Sys.Modify', '/'), ('Sys.Modify', '/')]
     download = needs[1]
     assert missing({'/storage/local': {'Datastore.AllocateTemplate': 1}, '/nodes/pve1': {'Sys.AccessNetwork': 1}}, [download]) == []
-    assert grants(iso_needs([Step('pve1', 'replace', '')], 'local', download=False)) == [
-        ('Datastore.AllocateTemplate', '/storage/local'), ('Sys.Modify', '/')]
+    assert grants(iso_needs([Step('pve1', 'replace', '')], 'local', download=False)) == [('Datastore.AllocateTemplate', '/storage/local'), ('Sys.Modify', '/')]
     assert grants(iso_needs([Step('pve1', 'delete', '')], 'local', download=False)) == [('Datastore.Allocate', '/storage/local'), ('Sys.Modify', '/')]
 
 
 def test_a_conversion_needs_power_config_cloudinit_template_and_the_previous_templates_rights():
     seed = SimpleNamespace(key='ide2', volume='local:iso/puls-seed-web-build-ab.iso', cloudinit='local-lvm:cloudinit', owned=True)
-    conversion = SimpleNamespace(build={'vmid': 120}, status='running', notes='n', tags='t', strip=['ciuser', 'ipconfig0'], seed=seed,
-                                 config={'scsi0': 'local-lvm:vm-120-disk-0'}, previous={'vmid': 110}, destroy_previous=True)
+    conversion = SimpleNamespace(
+        build={'vmid': 120},
+        status='running',
+        notes='n',
+        tags='t',
+        strip=['ciuser', 'ipconfig0'],
+        seed=seed,
+        config={'scsi0': 'local-lvm:vm-120-disk-0'},
+        previous={'vmid': 110},
+        destroy_previous=True,
+    )
     assert grants(conversion_needs(conversion)) == [
-        ('Datastore.Allocate', '/storage/local'), ('Datastore.AllocateSpace', '/storage/local-lvm'), ('VM.Allocate', '/vms/110'),
-        ('VM.Allocate', '/vms/120'), ('VM.Config.CDROM', '/vms/120'), ('VM.Config.Cloudinit', '/vms/120'), ('VM.Config.Cloudinit', '/vms/120'),
-        ('VM.Config.Cloudinit', '/vms/120'), ('VM.Config.Options', '/vms/110'), ('VM.Config.Options', '/vms/120'), ('VM.PowerMgmt', '/vms/120')]
+        ('Datastore.Allocate', '/storage/local'),
+        ('Datastore.AllocateSpace', '/storage/local-lvm'),
+        ('VM.Allocate', '/vms/110'),
+        ('VM.Allocate', '/vms/120'),
+        ('VM.Config.CDROM', '/vms/120'),
+        ('VM.Config.Cloudinit', '/vms/120'),
+        ('VM.Config.Cloudinit', '/vms/120'),
+        ('VM.Config.Cloudinit', '/vms/120'),
+        ('VM.Config.Options', '/vms/110'),
+        ('VM.Config.Options', '/vms/120'),
+        ('VM.PowerMgmt', '/vms/120'),
+    ]
 
 
 class PermissionsClient:
@@ -130,8 +201,12 @@ class PermissionsClient:
 
 def test_require_reads_the_permissions_once_and_names_each_missing_privilege_path_and_grant():
     client = PermissionsClient({'/vms': {'VM.Audit': 1, 'VM.Clone': 1}})
-    needs = [need('to start it', 'VM.PowerMgmt', '/vms/100'), need('to create it', 'VM.Allocate', NEW_VM, Grant('VM.Allocate', '/pool/web')),
-             need('to clone it', 'VM.Clone', '/vms/9017'), need('to set cores', 'VM.Config.CPU', '/vms/100')]
+    needs = [
+        need('to start it', 'VM.PowerMgmt', '/vms/100'),
+        need('to create it', 'VM.Allocate', NEW_VM, Grant('VM.Allocate', '/pool/web')),
+        need('to clone it', 'VM.Clone', '/vms/9017'),
+        need('to set cores', 'VM.Config.CPU', '/vms/100'),
+    ]
     with pytest.raises(PveApiError) as refused:
         require(client, needs, 'the plan for VM web1')
     message = str(refused.value)
@@ -154,11 +229,15 @@ def test_require_asks_nothing_when_the_plan_writes_nothing_and_passes_when_all_i
     assert client.calls == ['/access/permissions']
 
 
-POOL_ONLY = {'/pool/web': dict.fromkeys(('VM.Allocate', 'VM.Clone', 'VM.Config.CPU', 'VM.Config.Cloudinit', 'VM.Config.Memory',
-                                         'VM.Config.Network', 'VM.Config.Options', 'VM.PowerMgmt'), 1),
-             # the template is a member of the pool: PVE lists it with the pool's privileges (RPCEnvironment.pm)
-             '/vms/9017': {'VM.Clone': 1}, '/storage/local-lvm': {'Datastore.AllocateSpace': 1},
-             '/sdn/zones/localnetwork': {'SDN.Use': 1}}
+POOL_ONLY = {
+    '/pool/web': dict.fromkeys(
+        ('VM.Allocate', 'VM.Clone', 'VM.Config.CPU', 'VM.Config.Cloudinit', 'VM.Config.Memory', 'VM.Config.Network', 'VM.Config.Options', 'VM.PowerMgmt'), 1
+    ),
+    # the template is a member of the pool: PVE lists it with the pool's privileges (RPCEnvironment.pm)
+    '/vms/9017': {'VM.Clone': 1},
+    '/storage/local-lvm': {'Datastore.AllocateSpace': 1},
+    '/sdn/zones/localnetwork': {'SDN.Use': 1},
+}
 
 
 def test_every_need_of_a_new_vm_in_a_pool_is_met_by_the_pools_grants():
@@ -167,7 +246,12 @@ def test_every_need_of_a_new_vm_in_a_pool_is_met_by_the_pools_grants():
     # The same token without the pool declared: the new VM is reached through /vms only.
     alone = vm_needs(clone_plan(cores=2, ip='10.0.0.5/24', gateway='10.0.0.1').actions, None, TEMPLATE)
     assert sorted({grant.privilege for _item, lacking in missing(POOL_ONLY, alone) for grant in lacking}) == [
-        'VM.Allocate', 'VM.Config.CPU', 'VM.Config.Cloudinit', 'VM.Config.Options', 'VM.PowerMgmt']
+        'VM.Allocate',
+        'VM.Config.CPU',
+        'VM.Config.Cloudinit',
+        'VM.Config.Options',
+        'VM.PowerMgmt',
+    ]
 
 
 def test_a_pool_grant_does_not_reach_an_existing_vm_outside_the_pool():
@@ -177,8 +261,7 @@ def test_a_pool_grant_does_not_reach_an_existing_vm_outside_the_pool():
 
 def test_a_cloud_init_drive_set_by_an_update_needs_cloudinit_and_cdrom():
     needs = vm_needs([Action('configure', {'set': {'ide2': 'local-lvm:cloudinit'}, 'delete': []})], 104)
-    assert grants(needs) == [('Datastore.AllocateSpace', '/storage/local-lvm'), ('VM.Config.CDROM', '/vms/104'),
-                             ('VM.Config.Cloudinit', '/vms/104')]
+    assert grants(needs) == [('Datastore.AllocateSpace', '/storage/local-lvm'), ('VM.Config.CDROM', '/vms/104'), ('VM.Config.Cloudinit', '/vms/104')]
     assert missing({'/vms/104': {'VM.Config.Cloudinit': 1}, '/storage/local-lvm': {'Datastore.AllocateSpace': 1}}, needs)
 
 
@@ -186,6 +269,7 @@ def test_importing_a_vms_disk_needs_vm_clone_on_its_owner_and_an_import_volume_r
     def source_needs(source):
         action = Action('import', {'node': 'pve1', 'config': {'name': 'web1', 'scsi0': f'local-lvm:0,import-from={source}'}})
         return [item for item in vm_needs([action], None) if item.purpose.startswith(('to import', 'to read'))]
+
     assert [item.grants for item in source_needs('local-lvm:base-9017-disk-0')] == [(Grant('VM.Clone', '/vms/9017'),)]
     assert [item.grants for item in source_needs('local:9017/vm-9017-disk-0.qcow2')] == [(Grant('VM.Clone', '/vms/9017'),)]
     (imported,) = source_needs('local:import/noble.qcow2')

@@ -20,17 +20,20 @@ def note(when, lines=(), what=WHAT, upid=UPID):
     return json.dumps({'time': when, 'what': what, 'upid': upid, 'lines': list(lines)}) + '\n'
 
 
-@pytest.mark.parametrize('line, parsed', [
-    # wget --progress=dot:giga rows (GNU wget src/progress.c print_row_stats), as PVE's download-url logs them.
-    ('     0K ........ ........ ........ ........  3% 11.2M 4m58s', (3.0, '11.2M/s', None)),
-    (' 65536K .....                              100%  105M=9.5s', (100.0, '105M/s', None)),
-    ('327680K                                    100% 0.00 =1m40s', (100.0, '0.00B/s', None)),
-    # PVE::QemuServer::QemuImage::convert and a drive mirror.
-    ('transferred 1.0 GiB of 10.0 GiB (10.00%)', (10.0, None, float(1 << 30))),
-    ('drive-scsi0: transferred 512.0 MiB of 10.0 GiB (5.00%) in 5s', (5.0, None, float(512 << 20))),
-    ('Length: 1073741824 (1.0G) [application/octet-stream]', None),
-    ('TASK OK', None),
-])
+@pytest.mark.parametrize(
+    'line, parsed',
+    [
+        # wget --progress=dot:giga rows (GNU wget src/progress.c print_row_stats), as PVE's download-url logs them.
+        ('     0K ........ ........ ........ ........  3% 11.2M 4m58s', (3.0, '11.2M/s', None)),
+        (' 65536K .....                              100%  105M=9.5s', (100.0, '105M/s', None)),
+        ('327680K                                    100% 0.00 =1m40s', (100.0, '0.00B/s', None)),
+        # PVE::QemuServer::QemuImage::convert and a drive mirror.
+        ('transferred 1.0 GiB of 10.0 GiB (10.00%)', (10.0, None, float(1 << 30))),
+        ('drive-scsi0: transferred 512.0 MiB of 10.0 GiB (5.00%) in 5s', (5.0, None, float(512 << 20))),
+        ('Length: 1073741824 (1.0G) [application/octet-stream]', None),
+        ('TASK OK', None),
+    ],
+)
 def test_progress_is_read_from_the_lines_pve_logs(line, parsed):
     assert parse_progress(line) == parsed
 
@@ -67,8 +70,10 @@ def test_a_download_whose_log_the_module_found_unchanged_for_stall_seconds_is_re
     # Between two looks of the module nothing is known: no report yet, however late.
     assert watch.lines(45.0) == []
     watch.feed(note(31.0))
-    report = (f'web1: {WHAT}: stalled: no progress for 31s at 3% (31s elapsed); look at PVE task {UPID} '
-              f"(its log: `pvenode task log {UPID}`, or the node's Tasks in the web UI)")
+    report = (
+        f'web1: {WHAT}: stalled: no progress for 31s at 3% (31s elapsed); look at PVE task {UPID} '
+        f"(its log: `pvenode task log {UPID}`, or the node's Tasks in the web UI)"
+    )
     assert watch.lines(31.0) == [report]
     watch.feed(note(40.0))
     assert watch.lines(40.0) == []
@@ -87,19 +92,29 @@ def test_a_lock_wait_has_elapsed_time_and_never_stalls():
     assert watch.stall_warnings == []
 
 
-@pytest.mark.parametrize('switch, terminal, shown', [
-    ('auto', True, (5.0, 120.0)), ('auto', False, None), (True, False, (5.0, 120.0)), ('true', False, (5.0, 120.0)),
-    (False, True, None), ('no', True, None),
-])
+@pytest.mark.parametrize(
+    'switch, terminal, shown',
+    [
+        ('auto', True, (5.0, 120.0)),
+        ('auto', False, None),
+        (True, False, (5.0, 120.0)),
+        ('true', False, (5.0, 120.0)),
+        (False, True, None),
+        ('no', True, None),
+    ],
+)
 def test_progress_is_shown_on_a_terminal_unless_asked_otherwise(switch, terminal, shown):
     assert progress_settings(switch, 5, 120, terminal=terminal) == shown
 
 
-@pytest.mark.parametrize('switch, interval, stall, message', [
-    ('sometimes', 5, 120, "pve_progress is 'sometimes': set it to auto"),
-    (True, 0, 120, 'pve_progress_interval is 0: set it to a number of seconds greater than 0'),
-    (True, 5, 'x', "pve_progress_stall is 'x': set it to a number of seconds greater than 0"),
-])
+@pytest.mark.parametrize(
+    'switch, interval, stall, message',
+    [
+        ('sometimes', 5, 120, "pve_progress is 'sometimes': set it to auto"),
+        (True, 0, 120, 'pve_progress_interval is 0: set it to a number of seconds greater than 0'),
+        (True, 5, 'x', "pve_progress_stall is 'x': set it to a number of seconds greater than 0"),
+    ],
+)
 def test_wrong_progress_settings_say_what_to_set(switch, interval, stall, message):
     with pytest.raises(AnsibleActionFail, match=message):
         progress_settings(switch, interval, stall, terminal=True)

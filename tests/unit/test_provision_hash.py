@@ -71,14 +71,16 @@ def test_a_basename_entry_belongs_to_the_declared_path_spelled_exactly_so():
     assert pending(declared, {'site.yml': 'aaaaaaaaaaaa'}, current) == ['b/site.yml']
 
 
-@pytest.mark.parametrize('declared, path, problem', [
-    (['a.yml', 'a.yml'], 'a.yml', 'is declared twice'),
-    (['a,b.yml'], 'a,b.yml', "contains ','"),
-    (['ok.yml', 'x=y.yml'], 'x=y.yml', "contains '='"),
-])
+@pytest.mark.parametrize(
+    'declared, path, problem',
+    [
+        (['a.yml', 'a.yml'], 'a.yml', 'is declared twice'),
+        (['a,b.yml'], 'a,b.yml', "contains ','"),
+        (['ok.yml', 'x=y.yml'], 'x=y.yml', "contains '='"),
+    ],
+)
 def test_declared_paths_the_block_cannot_hold_fail_naming_the_path(declared, path, problem):
-    for call in (lambda: pending(declared, {}, dict.fromkeys(declared, 'aaaaaaaaaaaa')),
-                 lambda: record({}, declared[0], 'aaaaaaaaaaaa', declared)):
+    for call in (lambda: pending(declared, {}, dict.fromkeys(declared, 'aaaaaaaaaaaa')), lambda: record({}, declared[0], 'aaaaaaaaaaaa', declared)):
         with pytest.raises(ProvisionKeyError) as raised:
             call()
         assert raised.value.path == path and problem in str(raised.value)
@@ -97,5 +99,5 @@ def test_a_puls_vm_is_taken_over_keeping_its_human_notes():
     for path in todo:
         recorded = record(recorded, path, CURRENT[path], DECLARED)
     assert _notes.render(puls_notes, recorded) == (
-        'DB primary — do not reboot on Fridays [ops]\n\n'
-        '[puls-provision: playbooks/base.yml=aaaaaaaaaaaa,site/app.yml=bbbbbbbbbbbb,site/db.sh=cccccccccccc]')
+        'DB primary — do not reboot on Fridays [ops]\n\n[puls-provision: playbooks/base.yml=aaaaaaaaaaaa,site/app.yml=bbbbbbbbbbbb,site/db.sh=cccccccccccc]'
+    )

@@ -77,8 +77,13 @@ def test_reboot_mode_restarts_and_then_drops_the_record():
 
 def test_a_record_copied_into_a_clone_names_another_vmid_and_counts_for_nothing():
     config, _plan = after_report_run()
-    clone = Observed(101, 'pve1', 'running', {**config, 'description': config['description'].replace(
-        'puls-owner: puls-managed=100', 'puls-owner: puls-managed=101')}, started=BOOT + 5)
+    clone = Observed(
+        101,
+        'pve1',
+        'running',
+        {**config, 'description': config['description'].replace('puls-owner: puls-managed=100', 'puls-owner: puls-managed=101')},
+        started=BOOT + 5,
+    )
     assert _restart.awaiting(clone.config['description'], clone.config, 101, BOOT + 5, True) == frozenset()
 
 

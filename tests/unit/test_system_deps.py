@@ -34,5 +34,4 @@ def test_the_repository_lists_every_package_the_test_stages_call_in_its_test_pro
     from bindep.depends import Depends
 
     rules = Depends((REPO / 'bindep.txt').read_text()).active_rules(['platform:dpkg', 'platform:debian', 'test'])
-    assert {'openssh-client', 'iproute2', 'git', 'xorriso', 'genisoimage', 'cloud-init', 'puppet', 'chromium',
-            'systemd'} <= {rule[0] for rule in rules}
+    assert {'openssh-client', 'iproute2', 'git', 'xorriso', 'genisoimage', 'cloud-init', 'puppet', 'chromium', 'systemd'} <= {rule[0] for rule in rules}

@@ -9,8 +9,17 @@ import pytest
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _template_plan
 from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import (
-    TemplateRequest, build_settings, decide, find_build_vm, find_template, is_retired_version, retire_name, spec_entries,
-    template_notes, template_tags, uses_base,
+    TemplateRequest,
+    build_settings,
+    decide,
+    find_build_vm,
+    find_template,
+    is_retired_version,
+    retire_name,
+    spec_entries,
+    template_notes,
+    template_tags,
+    uses_base,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError
 
@@ -35,11 +44,11 @@ def notes_for(spec=None, hashes=None, human='Golden image for the web tier'):
 def reasons(spec=None, hashes=None, recorded_spec=None, identity=IDENTITY):
     """Why a template built from recorded_spec and HASHES is not current against spec and hashes (default: the same)."""
     spec, hashes = spec or SPEC, hashes or HASHES
-    return decide(notes_for(recorded_spec), CONFIG, spec_entries(spec, identity, hashes), spec, hashes,
-                  'template ubuntu-24.04-cloud (9017 on pve1)')
+    return decide(notes_for(recorded_spec), CONFIG, spec_entries(spec, identity, hashes), spec, hashes, 'template ubuntu-24.04-cloud (9017 on pve1)')
 
 
 # ---------------------------------------------------------------------------------------------- the spec hash
+
 
 def test_the_spec_hash_is_stable_and_independent_of_key_order():
     assert spec_entries(SPEC, IDENTITY, HASHES) == spec_entries(dict(reversed(list(SPEC.items()))), IDENTITY, dict(HASHES))
@@ -63,8 +72,7 @@ def test_a_password_never_enters_the_hash():
 def test_provision_hashes_change_the_spec_hash_but_no_per_key_entry():
     changed = spec_entries(SPEC, IDENTITY, dict(HASHES, **{'playbooks/web.yml': 'ffffffffffff'}))
     same = spec_entries(SPEC, IDENTITY, HASHES)
-    assert changed['spec'] != same['spec'] and {k: v for k, v in changed.items() if k != 'spec'} == \
-        {k: v for k, v in same.items() if k != 'spec'}
+    assert changed['spec'] != same['spec'] and {k: v for k, v in changed.items() if k != 'spec'} == {k: v for k, v in same.items() if k != 'spec'}
 
 
 def test_a_string_spec_is_hashed_whole():
@@ -73,6 +81,7 @@ def test_a_string_spec_is_hashed_whole():
 
 
 # ---------------------------------------------------------------------------------------------- current or not
+
 
 def test_a_template_built_from_the_same_spec_and_files_is_current():
     assert reasons() == []
@@ -93,16 +102,19 @@ def test_a_new_base_image_is_named():
 
 def test_provision_files_changed_new_and_dropped_are_each_named():
     declared = {'playbooks/web.yml': 'ffffffffffff', 'playbooks/extra.yml': 'aaaaaaaaaaaa'}
-    assert reasons(hashes=declared) == ['provision file playbooks/web.yml changed', 'provision file playbooks/extra.yml is new',
-                                        'provision file playbooks/base.yml is no longer declared']
+    assert reasons(hashes=declared) == [
+        'provision file playbooks/web.yml changed',
+        'provision file playbooks/extra.yml is new',
+        'provision file playbooks/base.yml is no longer declared',
+    ]
 
 
 def test_a_puls_basename_entry_counts_for_its_declared_path():
     description = 'x\n\n[puls-provision: web.yml=0c1d2e3f4a5b]\n' + _template_plan._notes.format_block(
-        spec_entries(SPEC, IDENTITY, {'web.yml': '0c1d2e3f4a5b'}), tag=_template_plan.TEMPLATE_TAG)
+        spec_entries(SPEC, IDENTITY, {'web.yml': '0c1d2e3f4a5b'}), tag=_template_plan.TEMPLATE_TAG
+    )
     declared = {'playbooks/web.yml': '111111111111'}
-    assert decide(description, CONFIG, spec_entries(SPEC, IDENTITY, declared), SPEC, declared) == \
-        ['provision file playbooks/web.yml changed']
+    assert decide(description, CONFIG, spec_entries(SPEC, IDENTITY, declared), SPEC, declared) == ['provision file playbooks/web.yml changed']
 
 
 def test_spec_keys_added_and_removed_are_named():
@@ -111,8 +123,9 @@ def test_spec_keys_added_and_removed_are_named():
 
 
 def test_a_template_without_a_spec_block_is_not_current():
-    assert decide('[puls-provision: playbooks/web.yml=0c1d2e3f4a5b]', CONFIG, spec_entries(SPEC, IDENTITY, HASHES), SPEC, HASHES) == \
-        ['it records no spec (it was not made by pve_template)']
+    assert decide('[puls-provision: playbooks/web.yml=0c1d2e3f4a5b]', CONFIG, spec_entries(SPEC, IDENTITY, HASHES), SPEC, HASHES) == [
+        'it records no spec (it was not made by pve_template)'
+    ]
 
 
 def test_a_changed_string_spec_says_the_spec_changed():
@@ -122,12 +135,23 @@ def test_a_changed_string_spec_says_the_spec_changed():
 
 # ---------------------------------------------------------------------------------------------- what is written
 
+
 def test_conversion_deletes_every_build_time_cloud_init_setting_and_nothing_else():
-    config = {'ciuser': 'alice', 'cipassword': '**********', 'sshkeys': 'ssh-ed25519%20AAAA', 'ipconfig0': 'ip=dhcp',
-              'ipconfig1': 'ip=10.0.0.2/24', 'nameserver': '10.0.0.1', 'searchdomain': 'lab.test', 'cicustom': 'user=local:snippets/u.yml',
-              'citype': 'nocloud', 'cores': 2, 'ide2': 'local-lvm:vm-120-cloudinit,media=cdrom', 'description': 'x'}
-    assert build_settings(config) == ['cicustom', 'cipassword', 'ciuser', 'ipconfig0', 'ipconfig1', 'nameserver', 'searchdomain',
-                                      'sshkeys']
+    config = {
+        'ciuser': 'alice',
+        'cipassword': '**********',
+        'sshkeys': 'ssh-ed25519%20AAAA',
+        'ipconfig0': 'ip=dhcp',
+        'ipconfig1': 'ip=10.0.0.2/24',
+        'nameserver': '10.0.0.1',
+        'searchdomain': 'lab.test',
+        'cicustom': 'user=local:snippets/u.yml',
+        'citype': 'nocloud',
+        'cores': 2,
+        'ide2': 'local-lvm:vm-120-cloudinit,media=cdrom',
+        'description': 'x',
+    }
+    assert build_settings(config) == ['cicustom', 'cipassword', 'ciuser', 'ipconfig0', 'ipconfig1', 'nameserver', 'searchdomain', 'sshkeys']
 
 
 def test_conversion_notes_keep_human_text_and_hold_both_blocks():
@@ -159,19 +183,24 @@ def test_a_retire_name_is_the_name_with_a_hash_distinct_per_template():
 
 # ---------------------------------------------------------------------------------------------- linked clones
 
-@pytest.mark.parametrize('config, expected', [
-    ({'scsi0': 'local-lvm:base-300-disk-0/vm-130-disk-0,size=3584M'}, True),  # LVM-thin, ZFS, RBD
-    ({'virtio0': 'local:300/base-300-disk-1.qcow2/130/vm-130-disk-0.qcow2,size=8G'}, True),  # directory storages
-    ({'unused0': 'local-lvm:base-300-disk-0/vm-130-disk-1'}, True),  # a detached disk still holds the base
-    ({'scsi0': 'local-lvm:base-3001-disk-0/vm-130-disk-0'}, False),  # another template's base
-    ({'scsi0': 'local-lvm:vm-130-disk-0,size=3584M'}, False),  # a full clone
-    ({'scsi0': 'local-lvm:base-300-disk-0,size=3584M'}, False),  # the template itself
-])
+
+@pytest.mark.parametrize(
+    'config, expected',
+    [
+        ({'scsi0': 'local-lvm:base-300-disk-0/vm-130-disk-0,size=3584M'}, True),  # LVM-thin, ZFS, RBD
+        ({'virtio0': 'local:300/base-300-disk-1.qcow2/130/vm-130-disk-0.qcow2,size=8G'}, True),  # directory storages
+        ({'unused0': 'local-lvm:base-300-disk-0/vm-130-disk-1'}, True),  # a detached disk still holds the base
+        ({'scsi0': 'local-lvm:base-3001-disk-0/vm-130-disk-0'}, False),  # another template's base
+        ({'scsi0': 'local-lvm:vm-130-disk-0,size=3584M'}, False),  # a full clone
+        ({'scsi0': 'local-lvm:base-300-disk-0,size=3584M'}, False),  # the template itself
+    ],
+)
 def test_a_linked_clone_is_known_by_its_volume_naming_the_base(config, expected):
     assert uses_base(config, 300) is expected
 
 
 # ---------------------------------------------------------------------------------------------- finding and refusing
+
 
 def test_a_template_is_found_by_name_among_templates_only():
     assert find_template(RESOURCES, 'web-golden')['vmid'] == 300
@@ -185,11 +214,14 @@ def test_two_templates_with_the_name_are_an_error_naming_the_option():
     assert raised.value.option == 'name' and '300 on pve1' in str(raised.value) and '302 on pve2' in str(raised.value)
 
 
-@pytest.mark.parametrize('vmid, words', [
-    (120, "VM 'web-golden' (120 on pve1), not a template"),
-    (130, "container 'web-golden' (130 on pve1), not a template"),
-    (9017, "template 'ubuntu-24.04-cloud' (9017 on pve1), not 'web-golden'"),
-])
+@pytest.mark.parametrize(
+    'vmid, words',
+    [
+        (120, "VM 'web-golden' (120 on pve1), not a template"),
+        (130, "container 'web-golden' (130 on pve1), not a template"),
+        (9017, "template 'ubuntu-24.04-cloud' (9017 on pve1), not 'web-golden'"),
+    ],
+)
 def test_a_vmid_of_another_guest_is_refused_naming_vmid(vmid, words):
     with pytest.raises(SpecError) as raised:
         find_template(RESOURCES, 'web-golden', vmid)
@@ -241,19 +273,22 @@ def test_the_build_vm_must_exist_and_be_a_qemu_vm():
         assert raised.value.option == 'vmid'
 
 
-@pytest.mark.parametrize('params, option', [
-    ({'name': 'web golden', 'spec': 'x'}, 'name'),
-    ({'name': 'web', 'state': 'converted', 'spec': 'x'}, 'vmid'),
-    ({'name': 'web', 'state': 'converted', 'vmid': 120}, 'spec'),
-    ({'name': 'web', 'spec': {'spec': 1}}, 'spec'),
-    ({'name': 'web', 'spec': {'a,b': 1}}, 'spec'),
-    ({'name': 'web', 'spec': ['image']}, 'spec'),
-    ({'name': 'web', 'spec': 'x', 'provision_hashes': {'web.yml': 'NOT-HEX'}}, 'provision_hashes'),
-    ({'name': 'web', 'spec': 'x', 'provision_hashes': {'a,b.yml': 'abc'}}, 'provision_hashes'),
-    ({'name': 'web', 'state': 'retired', 'vmid': 5}, 'vmid'),
-    ({'name': 'web', 'state': 'absent', 'owner_tag': 'Not A Tag'}, 'owner_tag'),
-    ({'name': 'web', 'spec': 'x', 'shutdown_timeout': -1}, 'shutdown_timeout'),
-])
+@pytest.mark.parametrize(
+    'params, option',
+    [
+        ({'name': 'web golden', 'spec': 'x'}, 'name'),
+        ({'name': 'web', 'state': 'converted', 'spec': 'x'}, 'vmid'),
+        ({'name': 'web', 'state': 'converted', 'vmid': 120}, 'spec'),
+        ({'name': 'web', 'spec': {'spec': 1}}, 'spec'),
+        ({'name': 'web', 'spec': {'a,b': 1}}, 'spec'),
+        ({'name': 'web', 'spec': ['image']}, 'spec'),
+        ({'name': 'web', 'spec': 'x', 'provision_hashes': {'web.yml': 'NOT-HEX'}}, 'provision_hashes'),
+        ({'name': 'web', 'spec': 'x', 'provision_hashes': {'a,b.yml': 'abc'}}, 'provision_hashes'),
+        ({'name': 'web', 'state': 'retired', 'vmid': 5}, 'vmid'),
+        ({'name': 'web', 'state': 'absent', 'owner_tag': 'Not A Tag'}, 'owner_tag'),
+        ({'name': 'web', 'spec': 'x', 'shutdown_timeout': -1}, 'shutdown_timeout'),
+    ],
+)
 def test_bad_input_is_refused_naming_the_option(params, option):
     with pytest.raises(SpecError) as raised:
         TemplateRequest.from_params(params)

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
+    SpecError,
+    VmSpec,
+    desired_config,
+    display_value,
+    held_until_restart,
+    same_value,
+)
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import role_options
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
-    SpecError, VmSpec, desired_config, display_value, held_until_restart, same_value,
-)
 
 
 def test_balloon_is_a_pve_vm_option():
@@ -45,20 +50,33 @@ def test_balloon_is_written_as_its_number_and_only_when_declared():
     assert 'balloon' not in desired_config(VmSpec.from_params({'name': 'web1', 'memory': 2048}), {})
 
 
-@pytest.mark.parametrize('observed, desired, same', [
-    ('1024', 1024, True), (1024, '1024', True), ('0', 0, True),
-    (None, 1024, False),  # no key: ballooning up to memory, which a declared amount is not
-    (None, 0, False), ('2048', 1024, False),
-])
+@pytest.mark.parametrize(
+    'observed, desired, same',
+    [
+        ('1024', 1024, True),
+        (1024, '1024', True),
+        ('0', 0, True),
+        (None, 1024, False),  # no key: ballooning up to memory, which a declared amount is not
+        (None, 0, False),
+        ('2048', 1024, False),
+    ],
+)
 def test_balloon_compares_as_a_number(observed, desired, same):
     assert same_value('balloon', observed, desired) is same
     assert display_value('balloon', observed) == (None if observed is None else int(observed))
 
 
-@pytest.mark.parametrize('current, value, held', [
-    ('1024', 2048, False), (None, 1024, False),  # a new target of an enabled balloon device: at once
-    ('1024', 0, True), (None, 0, True), ('0', 1024, True), ('0', None, True),  # the device on or off: at the next boot
-])
+@pytest.mark.parametrize(
+    'current, value, held',
+    [
+        ('1024', 2048, False),
+        (None, 1024, False),  # a new target of an enabled balloon device: at once
+        ('1024', 0, True),
+        (None, 0, True),
+        ('0', 1024, True),
+        ('0', None, True),  # the device on or off: at the next boot
+    ],
+)
 def test_a_new_balloon_target_applies_at_once_and_the_device_at_the_next_boot(current, value, held):
     assert held_until_restart('balloon', {'balloon': current} if current is not None else {}, value) is held
 

@@ -17,7 +17,12 @@ from ansible_collections.puls.proxmox.plugins.module_utils import _template_plan
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import PRIVILEGE_OF_KEY
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import (
-    OPTIONS_BY_NAME, VM_OPTIONS, manifest_fields, role_options, role_variables, template_config_keys,
+    OPTIONS_BY_NAME,
+    VM_OPTIONS,
+    manifest_fields,
+    role_options,
+    role_variables,
+    template_config_keys,
 )
 from ansible_collections.puls.proxmox.plugins.modules import pve_vm
 
@@ -32,7 +37,8 @@ ROLE_MAPPINGS = ('roles/reconcile/vars/main.yml', 'roles/reconcile/tasks/templat
 @pytest.mark.parametrize('path', list(generate_options.generated()), ids=lambda path: str(path.relative_to(REPO)))
 def test_a_generated_file_is_what_the_declarations_make(path):
     assert path.read_text() == generate_options.generated()[path], (
-        f'{path.relative_to(REPO)} is out of date with plugins/module_utils/_vm_registry.py; run: make generate')
+        f'{path.relative_to(REPO)} is out of date with plugins/module_utils/_vm_registry.py; run: make generate'
+    )
 
 
 def test_pve_vm_documents_each_option_of_its_argument_spec_as_declared():
@@ -85,7 +91,7 @@ def test_the_role_reads_every_variable_it_maps():
 
 
 def test_the_template_spec_and_its_config_keys_are_the_declared_ones():
-    assert _template_plan._CONFIG_KEYS == template_config_keys()
+    assert template_config_keys() == _template_plan._CONFIG_KEYS
     assert all(OPTIONS_BY_NAME[key].template_spec for key in template_config_keys())
 
 

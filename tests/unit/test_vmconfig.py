@@ -49,53 +49,57 @@ def spec(**params) -> VmSpec:
 
 # Validation: each refusal names the option first and says what to do.
 
-@pytest.mark.parametrize('params, option, hint', [
-    ({'cores': 0}, 'cores', 'at least 1'),
-    ({'cores': -2}, 'cores', 'at least 1'),
-    ({'cores': 2.5}, 'cores', 'integer'),
-    ({'cores': 'four'}, 'cores', 'integer'),
-    ({'cores': True}, 'cores', 'integer'),
-    ({'sockets': 0}, 'sockets', 'at least 1'),
-    ({'memory': 0}, 'memory', 'at least 16 MiB'),
-    ({'memory': 'lots'}, 'memory', 'MiB'),
-    ({'memory': 8}, 'memory', 'at least 16'),
-    ({'vlan': 0}, 'vlan', 'from 1 to 4094'),
-    ({'vlan': 4095}, 'vlan', 'from 1 to 4094'),
-    ({'ip': '10.0.0.300'}, 'ip', 'IPv4'),
-    ({'ip': '10.0.0.5/33'}, 'ip', 'CIDR'),
-    ({'ip': 'fe80::1'}, 'ip', 'IPv4'),
-    ({'ip': '10.0.0.5', 'gateway': '10.0.0'}, 'gateway', 'IPv4 address'),
-    ({'machine': 'virt'}, 'machine', 'q35, i440fx'),
-    ({'ssh_keys': ['not a key']}, 'ssh_keys', 'known key type'),
-    ({'ssh_keys': ['ssh-dss AAAAB3NzaC1kc3M= old']}, 'ssh_keys', 'known key type'),
-    ({'ssh_keys': ['ssh-ed25519 !!notbase64!! x']}, 'ssh_keys', 'not base64'),
-    ({'ssh_keys': [openssh_key('ssh-ed25519', embedded='ssh-rsa')]}, 'ssh_keys', 'not a ssh-ed25519 key'),
-    ({'ssh_keys': [ED25519, 'ssh-ed25519']}, 'ssh_keys', 'entry 2'),
-    ({'disk_size': '+8G'}, 'disk_size', 'total size'),
-    ({'disk_size': '1.5T'}, 'disk_size', 'whole size'),
-    ({'disk_size': '32X'}, 'disk_size', 'whole size'),
-    ({'disk_size': 0}, 'disk_size', 'positive'),
-    ({'tags': ['env:prod']}, 'tags', 'not ":"'),
-    ({'tags': 'bad!tag'}, 'tags', 'characters PVE refuses'),
-    ({'tags': ['-lead']}, 'tags', 'starting with'),
-    ({'owner_tag': 'a b'}, 'owner_tag', 'single tag'),
-    ({'user_data': '#cloud-config\n', 'ci_user': 'ops'}, 'user_data', 'ci_user'),
-    ({'user_data': '#cloud-config\n', 'ip': '10.0.0.5'}, 'user_data', 'ip'),
-    ({'user_data': '#cloud-config\n', 'ssh_keys': [ED25519], 'ci_password': 'x'}, 'user_data', 'ci_password, ssh_keys'),
-    ({'linked_clone': True, 'storage': 'local-lvm'}, 'linked_clone', 'drop storage'),
-    ({'ip': 'dhcp', 'gateway': '10.0.0.1'}, 'gateway', 'dhcp'),
-    ({'gateway': '10.0.0.1'}, 'gateway', 'declare ip'),
-    ({'nameservers': ['dns.example.com']}, 'nameservers', 'IP addresses'),
-    ({'bridge': 'vmbr0,firewall=1'}, 'bridge', 'bridge name'),
-    ({'cpu': 'host flags'}, 'cpu', 'CPU type'),
-    ({'name': 'web_01'}, 'name', 'DNS name'),
-    ({'name': ''}, 'name', 'required'),
-    ({'state': 'running'}, 'state', 'present, started'),
-    ({'apply_mode': 'now'}, 'apply_mode', 'report, reboot'),
-    ({'storage': 'local lvm'}, 'storage', 'storage ID'),
-    ({'vmid': 99}, 'vmid', 'from 100'),
-    ({'protection': 'maybe'}, 'protection', 'true or false'),
-])
+
+@pytest.mark.parametrize(
+    'params, option, hint',
+    [
+        ({'cores': 0}, 'cores', 'at least 1'),
+        ({'cores': -2}, 'cores', 'at least 1'),
+        ({'cores': 2.5}, 'cores', 'integer'),
+        ({'cores': 'four'}, 'cores', 'integer'),
+        ({'cores': True}, 'cores', 'integer'),
+        ({'sockets': 0}, 'sockets', 'at least 1'),
+        ({'memory': 0}, 'memory', 'at least 16 MiB'),
+        ({'memory': 'lots'}, 'memory', 'MiB'),
+        ({'memory': 8}, 'memory', 'at least 16'),
+        ({'vlan': 0}, 'vlan', 'from 1 to 4094'),
+        ({'vlan': 4095}, 'vlan', 'from 1 to 4094'),
+        ({'ip': '10.0.0.300'}, 'ip', 'IPv4'),
+        ({'ip': '10.0.0.5/33'}, 'ip', 'CIDR'),
+        ({'ip': 'fe80::1'}, 'ip', 'IPv4'),
+        ({'ip': '10.0.0.5', 'gateway': '10.0.0'}, 'gateway', 'IPv4 address'),
+        ({'machine': 'virt'}, 'machine', 'q35, i440fx'),
+        ({'ssh_keys': ['not a key']}, 'ssh_keys', 'known key type'),
+        ({'ssh_keys': ['ssh-dss AAAAB3NzaC1kc3M= old']}, 'ssh_keys', 'known key type'),
+        ({'ssh_keys': ['ssh-ed25519 !!notbase64!! x']}, 'ssh_keys', 'not base64'),
+        ({'ssh_keys': [openssh_key('ssh-ed25519', embedded='ssh-rsa')]}, 'ssh_keys', 'not a ssh-ed25519 key'),
+        ({'ssh_keys': [ED25519, 'ssh-ed25519']}, 'ssh_keys', 'entry 2'),
+        ({'disk_size': '+8G'}, 'disk_size', 'total size'),
+        ({'disk_size': '1.5T'}, 'disk_size', 'whole size'),
+        ({'disk_size': '32X'}, 'disk_size', 'whole size'),
+        ({'disk_size': 0}, 'disk_size', 'positive'),
+        ({'tags': ['env:prod']}, 'tags', 'not ":"'),
+        ({'tags': 'bad!tag'}, 'tags', 'characters PVE refuses'),
+        ({'tags': ['-lead']}, 'tags', 'starting with'),
+        ({'owner_tag': 'a b'}, 'owner_tag', 'single tag'),
+        ({'user_data': '#cloud-config\n', 'ci_user': 'ops'}, 'user_data', 'ci_user'),
+        ({'user_data': '#cloud-config\n', 'ip': '10.0.0.5'}, 'user_data', 'ip'),
+        ({'user_data': '#cloud-config\n', 'ssh_keys': [ED25519], 'ci_password': 'x'}, 'user_data', 'ci_password, ssh_keys'),
+        ({'linked_clone': True, 'storage': 'local-lvm'}, 'linked_clone', 'drop storage'),
+        ({'ip': 'dhcp', 'gateway': '10.0.0.1'}, 'gateway', 'dhcp'),
+        ({'gateway': '10.0.0.1'}, 'gateway', 'declare ip'),
+        ({'nameservers': ['dns.example.com']}, 'nameservers', 'IP addresses'),
+        ({'bridge': 'vmbr0,firewall=1'}, 'bridge', 'bridge name'),
+        ({'cpu': 'host flags'}, 'cpu', 'CPU type'),
+        ({'name': 'web_01'}, 'name', 'DNS name'),
+        ({'name': ''}, 'name', 'required'),
+        ({'state': 'running'}, 'state', 'present, started'),
+        ({'apply_mode': 'now'}, 'apply_mode', 'report, reboot'),
+        ({'storage': 'local lvm'}, 'storage', 'storage ID'),
+        ({'vmid': 99}, 'vmid', 'from 100'),
+        ({'protection': 'maybe'}, 'protection', 'true or false'),
+    ],
+)
 def test_bad_option_is_refused_with_a_message_naming_it(params, option, hint):
     with pytest.raises(SpecError) as raised:
         spec(**params)
@@ -109,9 +113,17 @@ def test_integer_options_accept_what_ansible_passes_as_strings():
     assert (spec(cores='4').cores, spec(memory='2048').memory, spec(vlan='10').vlan) == (4, 2048, 10)
 
 
-@pytest.mark.parametrize('declared, size', [
-    ('32G', 32 << 30), ('32g', 32 << 30), ('512M', 512 << 20), ('1T', 1 << 40), (32, 32 << 30), ('32', 32 << 30),
-])
+@pytest.mark.parametrize(
+    'declared, size',
+    [
+        ('32G', 32 << 30),
+        ('32g', 32 << 30),
+        ('512M', 512 << 20),
+        ('1T', 1 << 40),
+        (32, 32 << 30),
+        ('32', 32 << 30),
+    ],
+)
 def test_declared_disk_size_is_bytes_and_a_bare_number_is_gib(declared, size):
     assert spec(disk_size=declared).disk_size == size
 
@@ -156,10 +168,10 @@ def test_user_data_vm_ignores_the_dns_answer_for_its_cloud_init():
 
 # Rendering the declared options as PVE config values.
 
+
 def test_net0_update_keeps_existing_mac_model_and_other_properties():
     current = 'e1000=BC:24:11:AA:BB:CC,bridge=vmbr0,firewall=1,rate=50'
-    assert desired_config(spec(bridge='vmbr1', vlan=2010), {'net0': current})['net0'] == \
-        'e1000=BC:24:11:AA:BB:CC,bridge=vmbr1,firewall=1,rate=50,tag=2010'
+    assert desired_config(spec(bridge='vmbr1', vlan=2010), {'net0': current})['net0'] == 'e1000=BC:24:11:AA:BB:CC,bridge=vmbr1,firewall=1,rate=50,tag=2010'
 
 
 def test_net0_update_accepts_the_explicit_model_and_macaddr_form():
@@ -177,8 +189,7 @@ def test_ipconfig0_gets_slash_24_and_gateway_dot_1_by_default():
 
 def test_ipconfig0_uses_declared_prefix_and_gateway_and_keeps_ip6():
     current = 'ip=dhcp,ip6=auto'
-    assert desired_config(spec(ip='10.8.0.9/16', gateway='10.8.0.254'), {'ipconfig0': current})['ipconfig0'] == \
-        'ip=10.8.0.9/16,gw=10.8.0.254,ip6=auto'
+    assert desired_config(spec(ip='10.8.0.9/16', gateway='10.8.0.254'), {'ipconfig0': current})['ipconfig0'] == 'ip=10.8.0.9/16,gw=10.8.0.254,ip6=auto'
 
 
 def test_ipconfig0_dhcp_drops_the_old_gateway():
@@ -212,59 +223,73 @@ def test_cpu_keeps_undeclared_properties_such_as_flags():
     assert desired_config(spec(cpu='host'), {'cpu': 'cputype=kvm64,flags=+aes'})['cpu'] == 'host,flags=+aes'
 
 
-@pytest.mark.parametrize('option, key', [('nameservers', 'nameserver'), ('searchdomain', 'searchdomain'),
-                                         ('ci_user', 'ciuser'), ('ci_password', 'cipassword'), ('ssh_keys', 'sshkeys')])
+@pytest.mark.parametrize(
+    'option, key',
+    [('nameservers', 'nameserver'), ('searchdomain', 'searchdomain'), ('ci_user', 'ciuser'), ('ci_password', 'cipassword'), ('ssh_keys', 'sshkeys')],
+)
 def test_empty_cloud_init_option_removes_its_key(option, key):
     assert desired_config(spec(**{option: [] if option in ('nameservers', 'ssh_keys') else ''}), {})[key] is None
 
 
 def test_booleans_and_integers_are_written_as_pve_stores_them():
-    assert desired_config(spec(protection=True, onboot='no', cores='2', memory=2048), {}) == \
-        {'protection': 1, 'onboot': 0, 'cores': 2, 'memory': 2048, 'tags': 'puls-managed'}
+    assert desired_config(spec(protection=True, onboot='no', cores='2', memory=2048), {}) == {
+        'protection': 1,
+        'onboot': 0,
+        'cores': 2,
+        'memory': 2048,
+        'tags': 'puls-managed',
+    }
 
 
 # Comparing what PVE returns with what would be written.
 
-@pytest.mark.parametrize('key, observed, desired', [
-    ('cores', '4', 4),
-    ('cores', None, 1),
-    ('memory', 'current=2048', 2048),
-    ('memory', '2048', 2048),
-    ('memory', None, 512),
-    ('onboot', '1', 1),
-    ('onboot', True, 1),
-    ('onboot', 'yes', 1),
-    ('protection', None, 0),
-    ('tags', 'web;puls-managed', 'puls-managed;web'),
-    ('tags', 'Web,puls-managed web', 'puls-managed;web'),
-    ('sshkeys', quote(f'{ED25519}\n{RSA}\n', safe=''), quote(f'{RSA}\n{ED25519}', safe='')),
-    ('sshkeys', quote(f'  {ED25519}\n\n', safe=''), quote(ED25519, safe='')),
-    ('ipconfig0', 'gw=10.0.0.1,ip=10.0.0.5/24', 'ip=10.0.0.5/24,gw=10.0.0.1'),
-    ('net0', 'virtio=bc:24:11:aa:bb:cc,bridge=vmbr0', 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr0'),
-    ('net0', 'bridge=vmbr0,virtio=BC:24:11:AA:BB:CC', 'model=virtio,macaddr=BC:24:11:AA:BB:CC,bridge=vmbr0'),
-    ('machine', 'pc-q35-9.0', 'q35'),
-    ('machine', 'q35,viommu=intel', 'q35'),
-    ('machine', 'pc-i440fx-8.1+pve0', 'pc'),
-    ('machine', None, 'pc'),
-    ('cpu', 'cputype=host', 'host'),
-    ('nameserver', '1.1.1.1,9.9.9.9', '1.1.1.1 9.9.9.9'),
-    ('cipassword', '**********', 'new secret'),
-])
+
+@pytest.mark.parametrize(
+    'key, observed, desired',
+    [
+        ('cores', '4', 4),
+        ('cores', None, 1),
+        ('memory', 'current=2048', 2048),
+        ('memory', '2048', 2048),
+        ('memory', None, 512),
+        ('onboot', '1', 1),
+        ('onboot', True, 1),
+        ('onboot', 'yes', 1),
+        ('protection', None, 0),
+        ('tags', 'web;puls-managed', 'puls-managed;web'),
+        ('tags', 'Web,puls-managed web', 'puls-managed;web'),
+        ('sshkeys', quote(f'{ED25519}\n{RSA}\n', safe=''), quote(f'{RSA}\n{ED25519}', safe='')),
+        ('sshkeys', quote(f'  {ED25519}\n\n', safe=''), quote(ED25519, safe='')),
+        ('ipconfig0', 'gw=10.0.0.1,ip=10.0.0.5/24', 'ip=10.0.0.5/24,gw=10.0.0.1'),
+        ('net0', 'virtio=bc:24:11:aa:bb:cc,bridge=vmbr0', 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr0'),
+        ('net0', 'bridge=vmbr0,virtio=BC:24:11:AA:BB:CC', 'model=virtio,macaddr=BC:24:11:AA:BB:CC,bridge=vmbr0'),
+        ('machine', 'pc-q35-9.0', 'q35'),
+        ('machine', 'q35,viommu=intel', 'q35'),
+        ('machine', 'pc-i440fx-8.1+pve0', 'pc'),
+        ('machine', None, 'pc'),
+        ('cpu', 'cputype=host', 'host'),
+        ('nameserver', '1.1.1.1,9.9.9.9', '1.1.1.1 9.9.9.9'),
+        ('cipassword', '**********', 'new secret'),
+    ],
+)
 def test_equal_values_in_different_forms_compare_equal(key, observed, desired):
     assert same_value(key, observed, desired)
 
 
-@pytest.mark.parametrize('key, observed, desired', [
-    ('cores', 2, 4),
-    ('tags', 'web', 'puls-managed;web'),
-    ('sshkeys', quote(ED25519, safe=''), quote(f'{ED25519}\n{RSA}', safe='')),
-    ('net0', 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr0', 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr0,tag=10'),
-    ('machine', 'pc-i440fx-9.0', 'q35'),
-    ('machine', None, 'q35'),
-    ('nameserver', '9.9.9.9 1.1.1.1', '1.1.1.1 9.9.9.9'),
-    ('cipassword', None, 'secret'),
-    ('ipconfig0', 'ip=dhcp', 'ip=10.0.0.5/24,gw=10.0.0.1'),
-])
+@pytest.mark.parametrize(
+    'key, observed, desired',
+    [
+        ('cores', 2, 4),
+        ('tags', 'web', 'puls-managed;web'),
+        ('sshkeys', quote(ED25519, safe=''), quote(f'{ED25519}\n{RSA}', safe='')),
+        ('net0', 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr0', 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr0,tag=10'),
+        ('machine', 'pc-i440fx-9.0', 'q35'),
+        ('machine', None, 'q35'),
+        ('nameserver', '9.9.9.9 1.1.1.1', '1.1.1.1 9.9.9.9'),
+        ('cipassword', None, 'secret'),
+        ('ipconfig0', 'ip=dhcp', 'ip=10.0.0.5/24,gw=10.0.0.1'),
+    ],
+)
 def test_different_values_compare_different(key, observed, desired):
     assert not same_value(key, observed, desired)
 
@@ -308,8 +333,12 @@ def test_drive_string_splits_into_volume_and_properties():
 
 
 def test_drive_volumes_skip_empty_cdroms_and_include_efi_disks():
-    assert drive_volumes(CONFIG) == {'scsi0': 'local-lvm:vm-100-disk-0', 'virtio1': 'ceph:vm-100-disk-1',
-                                     'ide2': 'local-lvm:vm-100-cloudinit', 'efidisk0': 'local-lvm:vm-100-disk-2'}
+    assert drive_volumes(CONFIG) == {
+        'scsi0': 'local-lvm:vm-100-disk-0',
+        'virtio1': 'ceph:vm-100-disk-1',
+        'ide2': 'local-lvm:vm-100-cloudinit',
+        'efidisk0': 'local-lvm:vm-100-disk-2',
+    }
 
 
 @pytest.mark.parametrize('volume', ['local-lvm:vm-100-cloudinit', 'local:100/vm-100-cloudinit.qcow2', 'rbd:cloudinit'])
@@ -330,8 +359,12 @@ def test_boot_disk_follows_legacy_bootdisk():
 
 
 def test_boot_disk_falls_back_to_first_scsi_virtio_sata_ide_disk_skipping_cdroms():
-    config = {'ide0': 'local:iso/x.iso,media=cdrom', 'sata0': 'local-lvm:vm-1-disk-1,size=1G', 'virtio3': 'local-lvm:vm-1-disk-0,size=2G',
-              'ide2': 'local-lvm:vm-1-cloudinit,media=cdrom'}
+    config = {
+        'ide0': 'local:iso/x.iso,media=cdrom',
+        'sata0': 'local-lvm:vm-1-disk-1,size=1G',
+        'virtio3': 'local-lvm:vm-1-disk-0,size=2G',
+        'ide2': 'local-lvm:vm-1-cloudinit,media=cdrom',
+    }
     assert boot_disk_key(config) == 'virtio3'
     assert boot_disk_key({'ide2': 'none,media=cdrom'}) is None
 
@@ -343,22 +376,26 @@ def test_disk_size_reads_the_size_property():
 
 # What a running VM takes only at the next boot.
 
-@pytest.mark.parametrize('key, config, held', [
-    ('cores', {}, True),
-    ('memory', {}, True),
-    ('machine', {}, True),
-    ('tags', {}, False),
-    ('onboot', {}, False),
-    ('protection', {}, False),
-    ('ciuser', {}, True),
-    ('sshkeys', {}, True),
-    ('ipconfig0', {}, True),
-    ('net0', {}, False),
-    ('net0', {'hotplug': 'disk,usb'}, True),
-    ('net0', {'hotplug': '0'}, True),
-    ('net0', {'hotplug': 'network,disk'}, False),
-    ('ide2', {}, True),
-])
+
+@pytest.mark.parametrize(
+    'key, config, held',
+    [
+        ('cores', {}, True),
+        ('memory', {}, True),
+        ('machine', {}, True),
+        ('tags', {}, False),
+        ('onboot', {}, False),
+        ('protection', {}, False),
+        ('ciuser', {}, True),
+        ('sshkeys', {}, True),
+        ('ipconfig0', {}, True),
+        ('net0', {}, False),
+        ('net0', {'hotplug': 'disk,usb'}, True),
+        ('net0', {'hotplug': '0'}, True),
+        ('net0', {'hotplug': 'network,disk'}, False),
+        ('ide2', {}, True),
+    ],
+)
 def test_changes_held_until_restart(key, config, held):
     assert held_until_restart(key, config) is held
 

@@ -105,8 +105,7 @@ def test_two_processes_allocating_at_once_never_pick_the_same_id(tmp_path):
     cluster = FileCluster(tmp_path / 'cluster.json', taken=(100, 102))
     context = multiprocessing.get_context('fork')
     barrier, results = context.Barrier(2), context.Queue()
-    workers = [context.Process(target=allocate_in_a_process, args=(cluster.path, str(tmp_path), 5, barrier, results))
-               for _worker in range(2)]
+    workers = [context.Process(target=allocate_in_a_process, args=(cluster.path, str(tmp_path), 5, barrier, results)) for _worker in range(2)]
     for worker in workers:
         worker.start()
     ids = results.get(timeout=60) + results.get(timeout=60)
@@ -166,24 +165,30 @@ def test_create_task_failing_as_existing_moves_on_to_another_id(tmp_path):
 HELD_ON_PVE2 = "close (rename) atomic file '/etc/pve/nodes/pve1/qemu-server/%d.conf' failed: File exists"
 
 
-@pytest.mark.parametrize('message', [
-    "unable to create VM 130 - VM 130 already exists on node 'pve2'",
-    'unable to create VM 130: config file already exists',
-    HELD_ON_PVE2 % 130,
-    'unable to create VM 130 - ' + HELD_ON_PVE2 % 130,
-    "close (rename) atomic file '/etc/pve/nodes/pve2/lxc/130.conf' failed: File exists",
-])
+@pytest.mark.parametrize(
+    'message',
+    [
+        "unable to create VM 130 - VM 130 already exists on node 'pve2'",
+        'unable to create VM 130: config file already exists',
+        HELD_ON_PVE2 % 130,
+        'unable to create VM 130 - ' + HELD_ON_PVE2 % 130,
+        "close (rename) atomic file '/etc/pve/nodes/pve2/lxc/130.conf' failed: File exists",
+    ],
+)
 def test_every_text_pve_gives_for_a_taken_vmid_is_a_collision(message):
     assert vmid_collision(message, 130)
 
 
-@pytest.mark.parametrize('message', [
-    HELD_ON_PVE2 % 1130,
-    "unable to create VM 130 - close (rename) atomic file '/etc/pve/storage.cfg' failed: File exists",
-    "close (rename) atomic file '/etc/pve/nodes/pve1/qemu-server/130.conf' failed: No space left on device",
-    'clone failed: no such logical volume pve/vm-130-disk-0',
-    None,
-])
+@pytest.mark.parametrize(
+    'message',
+    [
+        HELD_ON_PVE2 % 1130,
+        "unable to create VM 130 - close (rename) atomic file '/etc/pve/storage.cfg' failed: File exists",
+        "close (rename) atomic file '/etc/pve/nodes/pve1/qemu-server/130.conf' failed: No space left on device",
+        'clone failed: no such logical volume pve/vm-130-disk-0',
+        None,
+    ],
+)
 def test_other_failures_or_another_vmid_are_no_collision(message):
     assert not vmid_collision(message, 130)
 
@@ -209,8 +214,7 @@ def test_a_clone_task_refused_by_pmxcfs_moves_on_to_another_id(tmp_path):
     def clone(vmid):
         if vmid == 100 and 100 not in client.posts:
             client.posts.append(100)
-            raise PveApiError('cloning failed: ' + HELD_ON_PVE2 % 100, exitstatus=HELD_ON_PVE2 % 100,
-                              upid='UPID:pve1:0:0:0:qmclone:9017:root@pam:')
+            raise PveApiError('cloning failed: ' + HELD_ON_PVE2 % 100, exitstatus=HELD_ON_PVE2 % 100, upid='UPID:pve1:0:0:0:qmclone:9017:root@pam:')
         return client.create(vmid)
 
     assert create_with_new_vmid(client, clone, directory=str(tmp_path))[0] == 101
@@ -268,8 +272,9 @@ def test_other_failures_are_not_retried(tmp_path):
 
     def refused(vmid):
         client.posts.append(vmid)
-        raise PveApiError('creating failed: Permission check failed (/vms/100, VM.Allocate)',
-                          reason='Permission check failed (/vms/100, VM.Allocate)', status=403)
+        raise PveApiError(
+            'creating failed: Permission check failed (/vms/100, VM.Allocate)', reason='Permission check failed (/vms/100, VM.Allocate)', status=403
+        )
 
     with pytest.raises(PveApiError, match='Permission check failed'):
         create_with_new_vmid(client, refused, directory=str(tmp_path))
@@ -288,9 +293,8 @@ def test_the_lock_is_exclusive_across_open_files(tmp_path, monkeypatch):
     monkeypatch.setattr(_vmid, 'LOCK_WAIT_SECONDS', 0.2)
     with vmid_lock('https://pve.test:8006/api2/json', str(tmp_path)):
         # A second open file description, as another process would have.
-        with pytest.raises(PveApiError, match='held by another process'):
-            with vmid_lock('https://pve.test:8006/api2/json', str(tmp_path)):
-                pass
+        with pytest.raises(PveApiError, match='held by another process'), vmid_lock('https://pve.test:8006/api2/json', str(tmp_path)):
+            pass
         with vmid_lock('https://other.test:8006/api2/json', str(tmp_path)):
             pass
 

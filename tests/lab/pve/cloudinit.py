@@ -6,16 +6,14 @@ import re
 from fakepve.qemu import DRIVE_KEY, split_drive
 
 # qemu-server's cloud-init options (PVE::QemuServer cloudinit_config_properties) besides ipconfigN.
-CLOUDINIT_KEYS = ('cicustom', 'cipassword', 'citype', 'ciupgrade', 'ciuser', 'nameserver', 'searchdomain',
-                  'sshkeys')
+CLOUDINIT_KEYS = ('cicustom', 'cipassword', 'citype', 'ciupgrade', 'ciuser', 'nameserver', 'searchdomain', 'sshkeys')
 # qemu-server PVE/API2/Qemu.pm, $cloudinitoptions: the only keys cloudinit_pending (GET .../cloudinit) lists with
 # their old and new value; ipconfigN, name and netN are not among them (since qemu-server commit 3a704639).
-PENDING_LISTED_KEYS = ('cicustom', 'cipassword', 'citype', 'ciupgrade', 'ciuser', 'nameserver', 'searchdomain',
-                       'sshkeys')
+PENDING_LISTED_KEYS = ('cicustom', 'cipassword', 'citype', 'ciupgrade', 'ciuser', 'nameserver', 'searchdomain', 'sshkeys')
 # PVE::QemuServer::Drive::drive_is_cloudinit: PVE recognises the drive by its volume name.
 CLOUDINIT_VOLUME = re.compile(r'[:/](?:vm-\d+-)?cloudinit(?:\.(?:raw|qcow2|vmdk))?$')
 # PVE::QemuServer::Cloudinit::CLOUDINIT_DISK_SIZE
-CLOUDINIT_SIZE = 4 * 1024 ** 2
+CLOUDINIT_SIZE = 4 * 1024**2
 
 
 def is_cloudinit_key(key):
@@ -36,7 +34,7 @@ def cloudinit_drive_key(config):
 
 def cloudinit_values(config):
     """The cloud-init options of a config: what a generated cloud-init drive holds."""
-    return dict((key, value) for key, value in config.items() if is_cloudinit_key(key))
+    return {key: value for key, value in config.items() if is_cloudinit_key(key)}
 
 
 def is_recorded_key(key):

@@ -22,7 +22,7 @@ STATIC_MEMORY = 1024
 NET_REPLUG_PROPERTIES = ('model', 'macaddr', 'queues', 'mtu')
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _schema_properties(method):
     info = pve_schema.load().paths[CONFIG][method]
     spec = info['returns'] if method == 'GET' else info['parameters']
@@ -41,7 +41,7 @@ def typed(key, value):
 def unique_tags(text):
     """pve-guest-common GuestHelpers::get_unique_tags (default tag-style): split on , ; and space,
     lower-case, de-duplicate, sort, join with ;."""
-    return ';'.join(sorted(set(tag.lower() for tag in split_list(text))))
+    return ';'.join(sorted({tag.lower() for tag in split_list(text)}))
 
 
 def normalize(values):
@@ -61,12 +61,11 @@ def normalize(values):
 def cleanup_pending(vm):
     """AbstractConfig::cleanup_pending: drop pending values equal to the current ones and deletes of unset keys."""
     for key, value in list(vm.pending.items()):
-        if (value is None and key not in vm.config) or \
-                (value is not None and key in vm.config and str(vm.config[key]) == str(value)):
+        if (value is None and key not in vm.config) or (value is not None and key in vm.config and str(vm.config[key]) == str(value)):
             del vm.pending[key]
 
 
-class ConfigMixin(object):
+class ConfigMixin:
     async def _config_get(self, request):
         vm = self._vm(request, 'VM.Audit')
         # The config with pending changes applied unless current=1 (AbstractConfig::load_current_config).
@@ -78,7 +77,7 @@ class ConfigMixin(object):
                     config.pop(key, None)
                 else:
                     config[key] = value
-        out = dict((key, typed(key, value)) for key, value in config.items())
+        out = {key: typed(key, value) for key, value in config.items()}
         if 'cipassword' in out:
             out['cipassword'] = PASSWORD_MASK
         out['digest'] = vm.digest()
@@ -109,9 +108,9 @@ class ConfigMixin(object):
         """update_vm's checks of delete= (PVE::Tools::split_list separates it on , ; and space)."""
         for key in deletes:
             if key in updates:
-                raise param_error(delete="you can't use '-{0}' and -delete {0}' at the same time".format(key))
+                raise param_error(delete=f"you can't use '-{key}' and -delete {key}' at the same time")
             if pve_schema._prop(_schema_properties('PUT'), key) is None:
-                raise param_error(delete="unknown option '{0}'".format(key))
+                raise param_error(delete=f"unknown option '{key}'")
         self._check_drive_deletes(vm, deletes)
 
     def _fastplug(self, vm, updates, deletes, before):

@@ -25,7 +25,7 @@ def disk_bytes(text):
     return int(float(found.group(2)) * SIZE_UNITS.get(found.group(3), 1)) if found and not found.group(1) else 0
 
 
-class DisksMixin(object):
+class DisksMixin:
     def _routes_lab_disks(self):
         return [('PUT', '/nodes/{node}/qemu/{vmid}/resize', self._lab_resize)]
 
@@ -44,14 +44,12 @@ class DisksMixin(object):
         """Qemu.pm check_drive_param and check_storage_access for import-from."""
         found = NEW_DISK.match(volume)
         if not found or float(found.group(2)) != 0:
-            raise param_error(**{key: "'import-from' requires special syntax - "
-                                      "use <storage ID>:0,import-from=<source>"})
+            raise param_error(**{key: "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>"})
         sid, name = volume_ref(source)
         if sid is not None:
             vtype = self._parse_volname(self._store(sid), name)[0]
             if vtype not in ('images', 'import'):
-                raise param_error(**{key: "{0} has wrong type '{1}' - needs to be 'images' or 'import'".format(
-                    source, vtype)})
+                raise param_error(**{key: f"{source} has wrong type '{vtype}' - needs to be 'images' or 'import'"})
 
     def _qm_new_drive(self, vmid, key, value, default):
         volume, props = split_drive(value)
@@ -67,7 +65,7 @@ class DisksMixin(object):
         sid, name = volume_ref(source)
         found = self._volumes(sid).get(name) if sid in self.storages else None
         if found is None:
-            raise die("cannot import from '{0}' - volume '{0}' does not exist".format(source))
+            raise die(f"cannot import from '{source}' - volume '{source}' does not exist")
         data = self.volume_data.get(source)
         size = (qcow2_virtual_size(data) if data else None) or (len(data) if data else int(found.get('size') or 0))
         volid, _fmt = self._qm_alloc(NEW_DISK.match(volume).group(1) or default, vmid, props.pop('format', None), size)
@@ -81,7 +79,7 @@ class DisksMixin(object):
             raise die('no storage ID specified (and no default storage)')
         attached = self._attached_cloudinit(vmid)
         if attached:
-            raise die("{0} - cloud-init drive is already attached at '{1}'".format(key, attached))
+            raise die(f"{key} - cloud-init drive is already attached at '{attached}'")
         volid = self._alloc_cloudinit(sid, vmid, props.pop('format', None), key)
         props['media'] = 'cdrom'
         return join_drive(volid, props), [volid]
@@ -90,7 +88,7 @@ class DisksMixin(object):
         """The key of the VM's cloud-init drive: in its config, or allocated earlier in the same create."""
         vm = self.vm(vmid)
         if vm is not None:
-            key = cloudinit_drive_key(dict(vm.config, **dict((k, v) for k, v in vm.pending.items() if v)))
+            key = cloudinit_drive_key(dict(vm.config, **{k: v for k, v in vm.pending.items() if v}))
             if key:
                 return key
         for store in self.storages.values():
@@ -104,13 +102,13 @@ class DisksMixin(object):
         store = self._store(sid)
         volid, _fmt = self._qm_alloc(sid, vmid, fmt or ('qcow2' if _is_file(store) else None), CLOUDINIT_SIZE)
         name = volume_ref(volid)[1]
-        ciname = re.sub(r'vm-\d+-disk-\d+', 'vm-{0}-cloudinit'.format(vmid), name)
+        ciname = re.sub(r'vm-\d+-disk-\d+', f'vm-{vmid}-cloudinit', name)
         volumes = store['volumes']
         if ciname in volumes:
             self._qm_free(volid)
-            raise die("volume '{0}:{1}' already exists".format(sid, ciname))
+            raise die(f"volume '{sid}:{ciname}' already exists")
         volumes[ciname] = dict(volumes.pop(name), drive=key)
-        return '{0}:{1}'.format(sid, ciname)
+        return f'{sid}:{ciname}'
 
     def _qm_alloc(self, sid, vmid, fmt, size, linked_from=None):
         volid, fmt = super()._qm_alloc(sid, vmid, fmt, size, linked_from)
@@ -137,8 +135,7 @@ class DisksMixin(object):
         if store.get('type', 'dir') == 'lvmthin':
             return False
         base = name.split('/')[-1]
-        return base.startswith('base-') and any(
-            str(vol.get('base', '')).endswith('/' + base) for vol in store.get('volumes', {}).values())
+        return base.startswith('base-') and any(str(vol.get('base', '')).endswith('/' + base) for vol in store.get('volumes', {}).values())
 
     def linked_base(self, volid):
         """The base volume ('<vmid>/base-<vmid>-disk-N') a linked clone's volume was made from, also where PVE cannot
@@ -169,9 +166,9 @@ class DisksMixin(object):
             return
         for key in deletes:
             if DRIVE_KEY.match(key) and (key in vm.config or key in vm.pending):
-                raise PveError(500, "can't remove drive '{0}' - protection mode enabled".format(key))
+                raise PveError(500, f"can't remove drive '{key}' - protection mode enabled")
             if re.fullmatch(r'unused\d+', key) and key in vm.config:
-                raise PveError(500, "can't remove unused disk '{0}' - protection mode enabled".format(vm.config[key]))
+                raise PveError(500, f"can't remove unused disk '{vm.config[key]}' - protection mode enabled")
 
     def _detach_drives(self, vm, before, keys):
         """On a stopped VM, a removed or replaced drive's disk becomes unusedN, a cloud-init drive is freed, and
@@ -185,9 +182,9 @@ class DisksMixin(object):
                 self._qm_free(volume)
             elif not is_cdrom(volume, props) and self._volume_owner(volume) == vm.vmid:
                 n = 0
-                while 'unused{0}'.format(n) in vm.config:
+                while f'unused{n}' in vm.config:
                     n += 1
-                vm.config['unused{0}'.format(n)] = volume
+                vm.config[f'unused{n}'] = volume
 
     @staticmethod
     def _volume_owner(volume):
@@ -208,7 +205,7 @@ class DisksMixin(object):
                 self._check_task_lock(vm)
             value = vm.config.get(disk)
             if value is None:
-                raise TaskError("disk '{0}' does not exist".format(disk))
+                raise TaskError(f"disk '{disk}' does not exist")
             volume, props = split_drive(value)
             if is_cdrom(volume, props):
                 raise TaskError("you can't resize a cdrom")
@@ -224,8 +221,9 @@ class DisksMixin(object):
             props['size'] = format_size(new)
             vm.config[disk] = join_drive(volume, props)
             return None
+
         return await self.task(vm.node, 'resize', vm.vmid, user, body, vm=vm)
 
     def _check_task_lock(self, vm):
         if vm.lock:
-            raise TaskError('VM is locked ({0})'.format(vm.lock))
+            raise TaskError(f'VM is locked ({vm.lock})')

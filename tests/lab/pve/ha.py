@@ -24,15 +24,19 @@ DEFAULT_SHUTDOWN_TIMEOUT = 60
 STATES = ('started', 'stopped', 'enabled', 'disabled', 'ignored')
 
 
-class HaMixin(object):
+class HaMixin:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # sid ('vm:120') -> the resource's options as resources.cfg keeps them (state, comment, max_restart, ...).
         self.ha_resources = {}
 
     def _routes_lab_ha(self):
-        return [('GET', RESOURCES, self._lab_ha_list), ('POST', RESOURCES, self._lab_ha_create),
-                ('GET', RESOURCE, self._lab_ha_read), ('DELETE', RESOURCE, self._lab_ha_delete)]
+        return [
+            ('GET', RESOURCES, self._lab_ha_list),
+            ('POST', RESOURCES, self._lab_ha_create),
+            ('GET', RESOURCE, self._lab_ha_read),
+            ('DELETE', RESOURCE, self._lab_ha_delete),
+        ]
 
     # ------------------------------------------------------------ resources
 
@@ -40,11 +44,11 @@ class HaMixin(object):
         """PVE::HA::Config::parse_sid: 'vm:120', or a bare VMID typed by the guest it names."""
         if re.fullmatch(r'\d+', str(sid)):
             if self.vm(int(sid)) is None:
-                raise die('unable to detect SID from VMID - VM/CT {0} does not exist'.format(sid))
-            return 'vm:{0}'.format(sid)
+                raise die(f'unable to detect SID from VMID - VM/CT {sid} does not exist')
+            return f'vm:{sid}'
         found = re.fullmatch(r'(\S+):(\S+)', str(sid))
         if not found:
-            raise die("unable to parse service id '{0}'".format(sid))
+            raise die(f"unable to parse service id '{sid}'")
         return sid
 
     def _ha_forget_destroyed(self):
@@ -60,7 +64,7 @@ class HaMixin(object):
         self._ha_forget_destroyed()
         sid = self._ha_sid(v['sid'])
         if sid not in self.ha_resources:
-            raise die("no such resource '{0}'".format(sid))
+            raise die(f"no such resource '{sid}'")
         return dict(self.ha_resources[sid], sid=sid, type=sid.split(':')[0])
 
     async def _lab_ha_create(self, v, user):
@@ -71,14 +75,14 @@ class HaMixin(object):
         if v.get('type') and v['type'] != kind:
             raise die('types does not match')
         if kind != 'vm':
-            raise param_error(sid="the lab models HA for VMs only, not '{0}'".format(kind))
+            raise param_error(sid=f"the lab models HA for VMs only, not '{kind}'")
         vm = self.vm(int(name)) if name.isdigit() else None
         if vm is None:
-            raise die("resource '{0}' does not exist in cluster".format(sid))
+            raise die(f"resource '{sid}' does not exist in cluster")
         self._ha_forget_destroyed()
         if sid in self.ha_resources:
-            raise die("resource ID '{0}' already defined".format(sid))
-        options = dict((k, val) for k, val in v.items() if k not in ('sid', 'type'))
+            raise die(f"resource ID '{sid}' already defined")
+        options = {k: val for k, val in v.items() if k not in ('sid', 'type')}
         state = options.setdefault('state', 'started')
         self.ha_resources[sid] = options
         if state == 'ignored':
@@ -93,7 +97,7 @@ class HaMixin(object):
         self._ha_forget_destroyed()
         sid = self._ha_sid(v['sid'])
         if self.ha_resources.pop(sid, None) is None:
-            raise die("cannot delete service '{0}', not HA managed!".format(sid))
+            raise die(f"cannot delete service '{sid}', not HA managed!")
         vm = self.vm(int(sid.split(':', 1)[1]))
         if vm is not None:
             vm.ha_state = None
@@ -101,7 +105,7 @@ class HaMixin(object):
 
     def _ha_managed(self, vm):
         """PVE::HA::Config::vm_is_ha_managed: in resources.cfg and not 'ignored'."""
-        options = self.ha_resources.get('vm:{0}'.format(vm.vmid))
+        options = self.ha_resources.get(f'vm:{vm.vmid}')
         return options is not None and options.get('state') != 'ignored'
 
     # ------------------------------------------------------------ power calls
@@ -134,12 +138,12 @@ class HaMixin(object):
         verb = 'start' if wanted == 'started' else 'stop'
 
         async def body():
-            self.ha_resources['vm:{0}'.format(vm.vmid)]['state'] = wanted
+            self.ha_resources[f'vm:{vm.vmid}']['state'] = wanted
             if (vm.status == 'running') != (wanted == 'started'):
                 vm.ha_state = 'request_' + verb
                 await self._ha_schedule(vm, wanted, timeout)
-        return await self.task(vm.node, 'ha' + verb, vm.vmid, user, body, lock=False,
-                               log=['Requesting HA {0} for VM {1}'.format(verb, vm.vmid)])
+
+        return await self.task(vm.node, 'ha' + verb, vm.vmid, user, body, lock=False, log=[f'Requesting HA {verb} for VM {vm.vmid}'])
 
     async def _ha_schedule(self, vm, wanted, timeout):
         """The HA stack acts in the background; in a lab without time (time_scale 0) at once, as fakepve does."""
@@ -153,7 +157,7 @@ class HaMixin(object):
         await self.pause(self.ha_delay)
         if vm not in self.vms or not self._ha_managed(vm):
             return
-        if self.ha_resources['vm:{0}'.format(vm.vmid)].get('state') not in (wanted, 'enabled' if wanted == 'started' else None):
+        if self.ha_resources[f'vm:{vm.vmid}'].get('state') not in (wanted, 'enabled' if wanted == 'started' else None):
             return  # a later request changed what is wanted
         if (vm.status == 'running') == (wanted == 'started'):
             vm.ha_state = wanted
@@ -161,8 +165,7 @@ class HaMixin(object):
         if wanted == 'started':
             upid = await self.task(vm.node, 'qmstart', vm.vmid, LRM_USER, lambda: self._ha_start(vm), vm=vm)
         elif timeout:
-            upid = await self.task(vm.node, 'qmshutdown', vm.vmid, LRM_USER,
-                                   lambda: self._powerdown(vm, {'timeout': timeout, 'forceStop': 1}), vm=vm)
+            upid = await self.task(vm.node, 'qmshutdown', vm.vmid, LRM_USER, lambda: self._powerdown(vm, {'timeout': timeout, 'forceStop': 1}), vm=vm)
         else:
             upid = await self.task(vm.node, 'qmstop', vm.vmid, LRM_USER, lambda: self._ha_stop(vm), vm=vm)
         while self.tasks[upid]['status'] != 'stopped':

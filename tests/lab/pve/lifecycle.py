@@ -17,15 +17,14 @@ CLOUDINIT = '/nodes/{node}/qemu/{vmid}/cloudinit'
 POWER_TASKS = ('qmstart', 'qmreboot', 'qmreset', 'qmstop', 'qmshutdown', 'qmsuspend', 'qmdestroy')
 
 
-class LifecycleMixin(object):
+class LifecycleMixin:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # new VMID -> whether its clone is full (the request's `full`, else not for a template: Qemu.pm clone_vm).
         self.clone_full = {}
 
     async def task(self, node, ttype, tid, user, body, vm=None, lock=True, log=()):
-        wrap = {'qmclone': self._cloning, 'qmstart': self._booting, 'qmreboot': self._booting,
-                'qmdestroy': self._destroying}.get(ttype)
+        wrap = {'qmclone': self._cloning, 'qmstart': self._booting, 'qmreboot': self._booting, 'qmdestroy': self._destroying}.get(ttype)
         # The task's log, for a body that writes to it as time passes (progress.py).
         log_ref = {}
         if wrap is not None and vm is not None:
@@ -44,12 +43,14 @@ class LifecycleMixin(object):
 
     def _telling_power_listeners(self, body):
         """The lab's guests follow a power change before its task ends (power_listeners: coroutine functions)."""
+
         async def run():
             try:
                 return await body()
             finally:
                 for listener in self.power_listeners:
                     await listener()
+
         return run
 
     # ------------------------------------------------------------- clone
@@ -69,7 +70,7 @@ class LifecycleMixin(object):
             await self.acquire(source, holder)
             self.release(source, holder)
             if self._qm_taken(new.vmid):
-                raise TaskError('unable to create VM {0}: config file already exists'.format(new.vmid))
+                raise TaskError(f'unable to create VM {new.vmid}: config file already exists')
             self.vms.append(new)
             await write_rows(self, log_ref, self.clone_secs, self._clone_lines(source, self.clone_full.pop(new.vmid, True)))
             note = await body()
@@ -77,8 +78,9 @@ class LifecycleMixin(object):
                 try:
                     self._own_cloudinit(source, new)
                 except PveError as e:
-                    raise TaskError('clone failed: {0}'.format(e.message)) from e
+                    raise TaskError(f'clone failed: {e.message}') from e
             return note
+
         return clone
 
     def _clone_lines(self, source, full):
@@ -113,6 +115,7 @@ class LifecycleMixin(object):
             if vm.status == 'running':
                 self.generate_cloudinit(vm)
             return note
+
         return boot
 
     def generate_cloudinit(self, vm):
@@ -138,8 +141,9 @@ class LifecycleMixin(object):
             for volume in volumes:
                 if self.base_in_use(volume):
                     # PVE's own wording ("cloned"), QemuServer.pm destroy_vm.
-                    raise TaskError("base volume '{0}' is still in use by linked cloned".format(volume))
+                    raise TaskError(f"base volume '{volume}' is still in use by linked cloned")
             return await body()
+
         return destroy
 
     # -------------------------------------------------------- cloudinit

@@ -22,7 +22,7 @@ def read_description(lines):
     return ''.join(line.rstrip() + '\n' for line in lines)
 
 
-class NodeConfigMixin(object):
+class NodeConfigMixin:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # node -> {option: value}; the notes are kept as the comment lines write_node_config writes.
@@ -31,8 +31,8 @@ class NodeConfigMixin(object):
     def node_config_file(self, node):
         """The config file's text as write_node_config writes it: the notes as # lines, then sorted options."""
         config = self.node_configs.get(node, {})
-        text = ''.join('#{0}\n'.format(line) for line in config.get('description', ()))
-        return text + ''.join('{0}: {1}\n'.format(key, config[key]) for key in sorted(config) if key != 'description')
+        text = ''.join(f'#{line}\n' for line in config.get('description', ()))
+        return text + ''.join(f'{key}: {config[key]}\n' for key in sorted(config) if key != 'description')
 
     def _routes_lab_node_config(self):
         return [('GET', CONFIG, self._lab_node_config_get), ('PUT', CONFIG, self._lab_node_config_put)]

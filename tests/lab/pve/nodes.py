@@ -5,15 +5,14 @@ import json
 
 from fakepve.server import ok
 
-MIB = 1024 ** 2
+MIB = 1024**2
 
 
-class NodesMixin(object):
+class NodesMixin:
     def node_memory_usage(self, node):
         """(used, total) bytes: the node's own use plus the memory of its running VMs."""
         total, base = self.node_memory.get(node, (8 * 1024 * MIB, 2 * 1024 * MIB))
-        guests = sum(int(str(vm.config.get('memory', 512)).rsplit('=', maxsplit=1)[-1]) * MIB
-                     for vm in self.vms if vm.node == node and vm.status == 'running')
+        guests = sum(int(str(vm.config.get('memory', 512)).rsplit('=', maxsplit=1)[-1]) * MIB for vm in self.vms if vm.node == node and vm.status == 'running')
         return base + guests, total
 
     def _with_node_memory(self, response):

@@ -23,15 +23,15 @@ from .config import normalize
 
 
 def _conf_path(node, vmid):
-    return '/etc/pve/nodes/{0}/qemu-server/{1}.conf'.format(node, vmid)
+    return f'/etc/pve/nodes/{node}/qemu-server/{vmid}.conf'
 
 
 def file_exists_message(node, vmid):
     """PVE's text when pmxcfs refuses a VM config that another node holds (File.pm file_set_contents)."""
-    return "close (rename) atomic file '{0}' failed: File exists".format(_conf_path(node, vmid))
+    return f"close (rename) atomic file '{_conf_path(node, vmid)}' failed: File exists"
 
 
-class PlacementMixin(object):
+class PlacementMixin:
     # node -> how many of the next creates or clones with a free VMID meet another controller's VM of that id on it.
     vmid_races = None
 
@@ -47,7 +47,7 @@ class PlacementMixin(object):
         for other, count in sorted((self.vmid_races or {}).items()):
             if count and other != node and self.guest(vmid) is None:
                 self.vmid_races[other] = count - 1
-                self.add_vm(vmid, 'other-controller-{0}'.format(vmid), node=other)
+                self.add_vm(vmid, f'other-controller-{vmid}', node=other)
                 return True
         return False
 
@@ -56,7 +56,7 @@ class PlacementMixin(object):
     async def _qm_create(self, v, user):
         node, vmid = v['node'], int(v['vmid'])
         if self._lose_race(node, vmid):
-            raise PveError(500, 'unable to create VM {0} - {1}'.format(vmid, file_exists_message(node, vmid)))
+            raise PveError(500, f'unable to create VM {vmid} - {file_exists_message(node, vmid)}')
         return await super()._qm_create(v, user)
 
     # --------------------------------------------------------------- clone
@@ -69,7 +69,7 @@ class PlacementMixin(object):
             sid = volume_ref(volume)[0]
             if sid is None:
                 # A device path: parse_volume_id refuses it.
-                raise die("unable to parse volume ID '{0}'".format(volume))
+                raise die(f"unable to parse volume ID '{volume}'")
             if not self._store(sid).get('shared'):
                 return False
         return True
@@ -92,7 +92,7 @@ class PlacementMixin(object):
             return  # fakepve: "snapshot ... does not exist"
         config = source.snapshots[snapname] if snapname else source.config
         if not self._shared_vm(config):
-            raise die("can't clone VM to node '{0}' (VM uses local storage)".format(target))
+            raise die(f"can't clone VM to node '{target}' (VM uses local storage)")
 
     async def _qm_clone(self, v, user):
         v = normalize(v)
@@ -131,4 +131,5 @@ class PlacementMixin(object):
             if new in self.vms:
                 self.vms.remove(new)
             raise TaskError(file_exists_message(node, new.vmid))
+
         return refused

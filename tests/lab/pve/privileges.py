@@ -14,8 +14,25 @@ from fakepve import shapes
 from .cloudinit import CLOUDINIT_KEYS
 
 # qemu-server PVE/API2/Qemu.pm, $generaloptions: the keys VM.Config.Options guards.
-GENERAL_OPTIONS = ('agent', 'autostart', 'bios', 'description', 'keyboard', 'localtime', 'migrate_downtime', 'migrate_speed',
-                   'name', 'onboot', 'ostype', 'protection', 'reboot', 'startdate', 'startup', 'tdf', 'template')
+GENERAL_OPTIONS = (
+    'agent',
+    'autostart',
+    'bios',
+    'description',
+    'keyboard',
+    'localtime',
+    'migrate_downtime',
+    'migrate_speed',
+    'name',
+    'onboot',
+    'ostype',
+    'protection',
+    'reboot',
+    'startdate',
+    'startup',
+    'tdf',
+    'template',
+)
 # check_vm_modify_config_perm takes any of these for a cloud-init key (check_vm_perm with $any): PVE's check_any,
 # whose refusal names them joined by "|".
 CLOUDINIT_PRIVS = 'VM.Config.Cloudinit|VM.Config.Network'
@@ -23,7 +40,7 @@ CLOUDINIT_PRIVS = 'VM.Config.Cloudinit|VM.Config.Network'
 TOP_LEVEL_PATHS = ('/', '/access', '/access/groups', '/nodes', '/pool', '/sdn', '/storage', '/vms')
 
 
-class PrivilegesMixin(object):
+class PrivilegesMixin:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # 'user@realm!name' -> True when the token has privilege separation.
@@ -34,9 +51,11 @@ class PrivilegesMixin(object):
         and grant privileges per path: grants ({path: privileges}) to the token, user_grants to the user (default:
         the same as the token's, as the recipe in docs/privileges.md grants one role to both). Returns the token id."""
         if userid.split('@')[0] == 'root' or '!' in userid:
-            raise ValueError('a token of a non-root user, not {0!r}: fakepve lets root@pam tokens past its schema '
-                             'permission checks whatever their privilege separation'.format(userid))
-        tokenid = '{0}!{1}'.format(userid, name)
+            raise ValueError(
+                f'a token of a non-root user, not {userid!r}: fakepve lets root@pam tokens past its schema '
+                'permission checks whatever their privilege separation'
+            )
+        tokenid = f'{userid}!{name}'
         self.apitokens[tokenid] = secret
         self.token_privsep[tokenid] = privsep
         if self.acl is None:
@@ -56,8 +75,9 @@ class PrivilegesMixin(object):
         elif path.startswith('/storage/'):
             sid = path.split('/')[2]
             paths += ['/pool/' + name for name, meta in self.pool_info.items() if sid in meta['storage']]
-        return any(priv in privs and (granted == '/' or any(p == granted or p.startswith(granted + '/') for p in paths))
-                   for granted, privs in self.acl.get(userid, []))
+        return any(
+            priv in privs and (granted == '/' or any(p == granted or p.startswith(granted + '/') for p in paths)) for granted, privs in self.acl.get(userid, [])
+        )
 
     def _config_priv(self, key):
         """The privilege a config key needs, as qemu-server PVE/API2/Qemu.pm check_vm_modify_config_perm decides it:
@@ -93,10 +113,10 @@ class PrivilegesMixin(object):
         else:
             paths = set(TOP_LEVEL_PATHS)
             paths.update(path for name in (who, who.split('!')[0]) for path, _privs in self.acl.get(name, []))
-            paths.update('/vms/{0}'.format(vmid) for ids in self.pools.values() for vmid in ids)
+            paths.update(f'/vms/{vmid}' for ids in self.pools.values() for vmid in ids)
             paths.update('/storage/' + sid for meta in self.pool_info.values() for sid in meta['storage'])
-        held = dict((path, [p for p in shapes.PRIVILEGES if self.allowed(who, path, p)]) for path in sorted(paths))
-        return dict((path, dict((p, self._propagates(who, path, p)) for p in privs)) for path, privs in held.items() if privs)
+        held = {path: [p for p in shapes.PRIVILEGES if self.allowed(who, path, p)] for path in sorted(paths)}
+        return {path: {p: self._propagates(who, path, p) for p in privs} for path, privs in held.items() if privs}
 
     def _propagates(self, who, path, priv):
         """The propagate flag PVE reports (pve-access-control RPCEnvironment.pm, permissions): a privilege a guest or storage
@@ -105,5 +125,9 @@ class PrivilegesMixin(object):
         owners = [who.split('!')[0]]
         if '!' in who and self.token_privsep.get(who, False):
             owners.append(who)
-        return int(all(any(priv in privs and (granted == '/' or path == granted or path.startswith(granted + '/'))
-                           for granted, privs in self.acl.get(owner, [])) for owner in owners))
+        return int(
+            all(
+                any(priv in privs and (granted == '/' or path == granted or path.startswith(granted + '/')) for granted, privs in self.acl.get(owner, []))
+                for owner in owners
+            )
+        )

@@ -29,7 +29,7 @@ def render_bytes(value, precision=1):
     unit = 0
     if value > 1023:
         unit = int(math.log(value) / math.log(1024))
-        value = value / 1024 ** unit
+        value = value / 1024**unit
     return '%.*f %s' % (precision, value, UNITS[unit])
 
 
@@ -70,19 +70,21 @@ def wget_rows(total, secs):
     while total - done >= ROW_BYTES:
         done += ROW_BYTES
         left = (total - done) / per_sec
-        rows.append((done / per_sec, wget_row(len(rows), WGET_ROW_DOTS, '%3d%% %s %s' % (
-            int(100.0 * done / total), wget_rate(per_sec), wget_eta(left)))))
+        rows.append((done / per_sec, wget_row(len(rows), WGET_ROW_DOTS, '%3d%% %s %s' % (int(100.0 * done / total), wget_rate(per_sec), wget_eta(left)))))
     rest = total - done
     took = total / per_sec
-    rows.append((took, wget_row(len(rows), rest // WGET_DOT, '%3d%% %s=%s' % (
-        100, wget_rate(per_sec if rest else 0), ('%.1fs' % took) if took < 10 else wget_eta(took)))))
+    rows.append(
+        (
+            took,
+            wget_row(len(rows), rest // WGET_DOT, '%3d%% %s=%s' % (100, wget_rate(per_sec if rest else 0), ('%.1fs' % took) if took < 10 else wget_eta(took))),
+        )
+    )
     return rows
 
 
 def convert_rows(size):
     """The lines QemuImage::convert prints for a disk of size bytes: one per percent of qemu-img's progress."""
-    return ['transferred %s of %s (%.2f%%)' % (render_bytes(int(size * p / 100.0)), render_bytes(size), p)
-            for p in range(1, 101)]
+    return ['transferred %s of %s (%.2f%%)' % (render_bytes(int(size * p / 100.0)), render_bytes(size), p) for p in range(1, 101)]
 
 
 async def write_rows(pve, log_ref, secs, rows):

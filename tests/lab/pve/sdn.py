@@ -41,7 +41,7 @@ def _trunk_tags(trunks):
     return sorted(tags)
 
 
-class SdnMixin(object):
+class SdnMixin:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # VNet -> its zone.
@@ -57,7 +57,7 @@ class SdnMixin(object):
     async def _lab_vnets_index(self, v, user):
         listed = []
         for vnet, zone in sorted(self.sdn_vnets.items()):
-            path = '/sdn/zones/{0}/{1}'.format(zone, vnet)
+            path = f'/sdn/zones/{zone}/{vnet}'
             if any(self.allowed(user, path, priv) for priv in ('SDN.Audit', 'SDN.Allocate')):
                 listed.append({'vnet': vnet, 'zone': zone, 'type': 'vnet'})
         return listed
@@ -73,7 +73,7 @@ class SdnMixin(object):
         path = '/sdn/zones/{0}/{1}'.format(self.sdn_vnets.get(bridge, 'localnetwork'), bridge)
         tags = ([props['tag']] if props.get('tag') else []) + (_trunk_tags(props['trunks']) if props.get('trunks') else [])
         for tag in tags:
-            self.require(user, '{0}/{1}'.format(path, tag), 'SDN.Use')
+            self.require(user, f'{path}/{tag}', 'SDN.Use')
         if not tags:
             self.require(user, path, 'SDN.Use')
 

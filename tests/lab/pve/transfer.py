@@ -49,7 +49,7 @@ def decompress(data, method):
         except ImportError:
             raise TaskError('lab: zst decompression needs the zstandard package') from None
         return zstandard.ZstdDecompressor().decompressobj().decompress(data)
-    raise TaskError('lab: {0} decompression is not supported'.format(method))
+    raise TaskError(f'lab: {method} decompression is not supported')
 
 
 class UploadRefused(Exception):
@@ -77,7 +77,7 @@ def parse_upload(content_type, body):
     """
     media, boundary = _boundary(content_type)
     if media != 'multipart/form-data' or not boundary:
-        raise ValueError('not a multipart body: {0}'.format(content_type))
+        raise ValueError(f'not a multipart body: {content_type}')
     newline = rb'\r?\n'
     delim = rb'--' + re.escape(boundary.encode()) + newline
     close_delim = rb'--' + re.escape(boundary.encode()) + rb'--'
@@ -85,38 +85,39 @@ def parse_upload(content_type, body):
 
     def form_data(disposition):
         if disposition != b'form-data':  # assert_form_disposition
-            raise UploadRefused("wrong Content-Disposition '{0}' in multipart, expected 'form-data'\n".format(
-                disposition.decode('utf-8', 'replace')))
+            raise UploadRefused("wrong Content-Disposition '{0}' in multipart, expected 'form-data'\n".format(disposition.decode('utf-8', 'replace')))
 
     def until_data(buf):  # $remove_until_data: the part's remaining headers and the blank line
         return re.sub(rb'^.*?(?:' + newline + rb'){2}', b'', buf, count=1, flags=re.S)
 
     found = re.match(rb'^.*?(' + delim + rb')', body, re.S)  # phase 0
-    buf = body[found.start(1):] if found else None
+    buf = body[found.start(1) :] if found else None
     if buf is not None:  # phase 1
         for name in UPLOAD_FIELDS:  # $extract_form_disposition
-            found = re.match(rb'^' + delim + rb'.*?Content-Disposition: (.*?); name="' + name.encode() + rb'"(.*?'
-                             + delim + rb')', buf, re.S)
+            found = re.match(rb'^' + delim + rb'.*?Content-Disposition: (.*?); name="' + name.encode() + rb'"(.*?' + delim + rb')', buf, re.S)
             if found:
                 form_data(found.group(1))
-                buf = until_data(found.group(2) + buf[found.end():])
+                buf = until_data(found.group(2) + buf[found.end() :])
                 value = re.match(rb'^(.*?)(' + delim + rb')', buf, re.S)
                 if value:
                     fields[name] = value.group(1).decode('utf-8', 'replace').strip()
-                    buf = buf[value.start(2):]
+                    buf = buf[value.start(2) :]
         found = re.match(rb'^' + delim + rb'Content-Disposition: (.*?); name="(.*?)"; filename="([^"]+)"', buf, re.S)
         if found:
             form_data(found.group(1))
             if found.group(2) != b'filename':
-                raise UploadRefused("wrong field name '{0}' for file upload, expected 'filename' at {1} line {2}.\n".format(
-                    found.group(2).decode('utf-8', 'replace'), ANYEVENT_PM, WRONG_FIELD_LINE))
+                raise UploadRefused(
+                    "wrong field name '{0}' for file upload, expected 'filename' at {1} line {2}.\n".format(
+                        found.group(2).decode('utf-8', 'replace'), ANYEVENT_PM, WRONG_FIELD_LINE
+                    )
+                )
             fields['filename'] = found.group(3).decode('utf-8', 'replace').strip()
-            buf = until_data(buf[found.end():])
+            buf = until_data(buf[found.end() :])
             data = re.match(rb'^(.*?)(?:' + newline + rb')?+' + close_delim + rb'.*$', buf, re.S)  # phase 2
             if data:
                 return fields, data.group(1)
     # The whole body was read and phase 100 was never reached.
-    raise UploadRefused('upload failed at {0} line {1}.\n'.format(ANYEVENT_PM, UPLOAD_FAILED_LINE))
+    raise UploadRefused(f'upload failed at {ANYEVENT_PM} line {UPLOAD_FAILED_LINE}.\n')
 
 
 def wget_size(total):
@@ -137,7 +138,7 @@ def refused_upload(error):
     return web.Response(status=500, reason=message, body=error.encode())
 
 
-class TransferMixin(object):
+class TransferMixin:
     # PVE seconds a download takes; the size the lab's wget pretends a file has (its progress rows, progress.py);
     # PVE seconds a download hangs after its first row, writing nothing (a stalled mirror).
     download_secs = 5
@@ -153,9 +154,9 @@ class TransferMixin(object):
         """The bytes of a stored file (uploaded or downloaded); KeyError if the lab holds none."""
         sid, name = volume_ref(volid)
         if sid not in self.storages or name not in self._volumes(sid):
-            raise KeyError('no volume {0}'.format(volid))
+            raise KeyError(f'no volume {volid}')
         if volid not in self.volume_data:
-            raise KeyError('the lab holds no bytes for {0}: only for uploaded and downloaded files'.format(volid))
+            raise KeyError(f'the lab holds no bytes for {volid}: only for uploaded and downloaded files')
         return self.volume_data[volid]
 
     async def _upload(self, request):
@@ -184,35 +185,34 @@ class TransferMixin(object):
         # fakepve's schema has no values for compression's enum (it answers 500): checked here.
         compression = p.pop('compression', None)
         if compression is not None and compression not in COMPRESSIONS:
-            raise param_error(compression="value '{0}' does not have a value in the enumeration '{1}'".format(
-                compression, ', '.join(COMPRESSIONS)))
+            raise param_error(compression="value '{0}' does not have a value in the enumeration '{1}'".format(compression, ', '.join(COMPRESSIONS)))
         p = self._verify(request, p)
         self._need_file_storage(store, "can't upload to storage type '{0}', not a file based storage!")
         content = p['content']
         if content not in split_list(store.get('content')):
-            raise die("storage '{0}' is not configured for content-type '{1}'".format(storage, content))
+            raise die(f"storage '{storage}' is not configured for content-type '{content}'")
         filename = normalize_filename(p['filename'])
         rule, message = FILENAME_RULES[content]
         if not rule.fullmatch(filename):
             raise param_error(filename=message)
-        volname = '{0}/{1}'.format(content, filename)
+        volname = f'{content}/{filename}'
         path = self._volume_path(storage, volname, content)
         url, expected, algorithm = p['url'], p.get('checksum'), p.get('checksum-algorithm')
 
         def verify(data, suffix=''):
             got = hashlib.new(algorithm, data).hexdigest()
             if got != expected.lower():
-                raise TaskError("checksum mismatch: got '{0}' != expect '{1}'{2}".format(got, expected, suffix))
+                raise TaskError(f"checksum mismatch: got '{got}' != expect '{expected}'{suffix}")
 
         async def body():
             if compression and content != 'iso':
-                raise TaskError('decompression not supported for {0}'.format(content))
-            volid = '{0}:{1}'.format(storage, volname)
+                raise TaskError(f'decompression not supported for {content}')
+            volid = f'{storage}:{volname}'
             # PVE::Tools::download_file_from_url (pve-common) checks for an existing file first, then runs wget: a
             # file that appears during the download is not compared, and a mismatch then leaves it alone.
             if volname in self._volumes(storage):
                 if not expected:
-                    raise TaskError("refusing to override existing file '{0}'".format(path))
+                    raise TaskError(f"refusing to override existing file '{path}'")
                 verify(self.volume_data.get(volid, b''), ', aborting')
                 return 'OK, got correct file already, no need to download'
             if self.served.fetch(url) is not None:
@@ -221,18 +221,17 @@ class TransferMixin(object):
                 await self.pause(self.download_secs)
             data = self.served.fetch(url)
             if data is None:
-                raise TaskError('download failed: {0} is not a file the lab serves (see lab.serve); the lab never '
-                                'connects outside'.format(url))
+                raise TaskError(f'download failed: {url} is not a file the lab serves (see lab.serve); the lab never connects outside')
             if expected:
                 verify(data)
             if compression:
                 data = decompress(data, compression)
             self.store_file(storage, filename, len(data), content)
             self.volume_data[volid] = data
-            return "download of '{0}' to '{1}' finished".format(url, path)
+            return f"download of '{url}' to '{path}' finished"
+
         log_ref = {}
-        upid = await self.task(request.match_info['node'], 'download', filename, user, body,
-                               log=['downloading {0} to {1}'.format(url, path)])
+        upid = await self.task(request.match_info['node'], 'download', filename, user, body, log=[f'downloading {url} to {path}'])
         log_ref['log'] = self.tasks[upid]['log']
         return ok(upid)
 
@@ -241,8 +240,9 @@ class TransferMixin(object):
         download_hang_secs after its first row."""
         rows = wget_rows(self.download_bytes, self.download_secs)
         if 'log' in log_ref:
-            log_ref['log'].extend(['Length: {0} ({1}) [application/octet-stream]'.format(
-                self.download_bytes, wget_size(self.download_bytes)), "Saving to: '{0}.tmp_dwnl.{1}'".format(path, 4242)])
+            log_ref['log'].extend(
+                [f'Length: {self.download_bytes} ({wget_size(self.download_bytes)}) [application/octet-stream]', f"Saving to: '{path}.tmp_dwnl.{4242}'"]
+            )
         texts = [text for _at, text in rows]
         await write_rows(self, log_ref, self.download_secs / float(len(texts)), texts[:1])
         await self.pause(self.download_hang_secs)
