@@ -59,7 +59,8 @@ class Side:
     def run(self, lab, workdir, inventory, label, forks):
         result = measure.run_playbook(lab, workdir, self.ansible_bin, self.playbook, inventory, self.env, label, forks)
         print(
-            f'  {label:<28} rc={result.rc} {result.wall_seconds:7.2f} s {result.api_requests:5d} requests {result.module_processes:4d} modules {result.ssh_connections:3d} ssh',
+            f'  {label:<28} rc={result.rc} {result.wall_seconds:7.2f} s {result.api_requests:5d} requests '
+            f'{result.module_processes:4d} modules {result.ssh_connections:3d} ssh',
             flush=True,
         )
         return result

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes
 
@@ -88,8 +89,8 @@ def parse(description: str | None) -> dict:
     """{key: Holder} of the record in the notes (empty without one)."""
     leases = {}
     for key, value in _notes.parse(description, tag=LEASES_TAG, value=_VALUE).entries.items():
-        match = _HOLDER.fullmatch(value)
-        assert match is not None  # _notes.parse kept only values matching _VALUE, the same pattern
+        # cast: _notes.parse kept only values matching _VALUE, the same pattern.
+        match = cast(re.Match, _HOLDER.fullmatch(value))
         leases[key] = Holder(match['run'], match['controller'], int(match['expires']))
     return leases
 

@@ -80,7 +80,8 @@ class Wanted:
 
 def wanted(client, request: _template_plan.TemplateRequest, resources, template_vmid=None) -> Wanted:
     """The spec entries of the request, with ``spec.image`` resolved to its identity."""
-    assert request.spec is not None  # asked only for a request that declares its spec
+    if request.spec is None:
+        raise ValueError(f'template {request.name}: wanted() needs the spec the request declares')
     identity, image = image_identity(client, request.spec, resources, template_vmid)
     return Wanted(_template_plan.spec_entries(request.spec, identity, request.provision_hashes or {}), image)
 

@@ -361,7 +361,8 @@ def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: di
 def _import_actions(spec: VmSpec, creation: Creation, seed: str | None, after: dict[str, Any]) -> list[Action]:
     updates, _nothing_to_delete = _converge_config(spec, {}, {}, after)
     volume = creation.source.volume
-    assert volume is not None  # resolve_image gives an import its volume
+    if volume is None:
+        raise ValueError(f'{creation.source.describe()} has no volume to import')
     config = {**_import_config(spec, volume), **updates}
     upload, _nothing_replaced = _attach_seed(spec, seed, config, config, [], {}, after)
     resize = None
