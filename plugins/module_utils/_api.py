@@ -41,7 +41,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._errors import (
     transient_reason,
     vmid_taken,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import QEMU, guest_path, noun
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import TaskResult, wait_task, wait_unlocked
 
 # (library, traceback) of the first required library that failed to import; the base module reports it.
@@ -349,9 +349,9 @@ class PveClient:
         """Wait for task upid (real-time deadline); TaskResult on OK / WARNINGS, else PveApiError with its log tail."""
         return wait_task(self, upid, timeout, context)
 
-    def wait_unlocked(self, node, vmid, timeout=DEFAULT_LOCK_TIMEOUT):
-        """Wait until VM vmid's config lock clears; returns the config."""
-        return wait_unlocked(self, node, vmid, timeout)
+    def wait_unlocked(self, node, vmid, timeout=DEFAULT_LOCK_TIMEOUT, guest_type=QEMU):
+        """Wait until guest vmid's config lock clears; returns the config."""
+        return wait_unlocked(self, node, vmid, timeout, guest_type)
 
     # ------------------------------------------------------------------ common reads
 
@@ -359,9 +359,13 @@ class PveClient:
         """Every guest of the cluster, qemu and lxc (see `type`), from one GET /cluster/resources?type=vm."""
         return self.get('/cluster/resources', type='vm', context='listing the guests of the cluster')
 
-    def vm_config(self, node, vmid, current=False):
-        """VM vmid's config: with pending changes applied (PVE's default), or as it runs (current=True)."""
-        return self.get(guest_path(node, vmid, '/config'), current=1 if current else None, context='reading the config of VM %s on %s' % (vmid, node))
+    def vm_config(self, node, vmid, current=False, guest_type=QEMU):
+        """Guest vmid's config: with pending changes applied (PVE's default), or as it runs (current=True)."""
+        return self.get(
+            guest_path(node, vmid, '/config', guest_type),
+            current=1 if current else None,
+            context=f'reading the config of {noun(guest_type)} {vmid} on {node}',
+        )
 
     # ------------------------------------------------------------------ creating guests
 

@@ -12,6 +12,10 @@ from __future__ import annotations
 QEMU = 'qemu'
 LXC = 'lxc'
 GUEST_TYPES = (QEMU, LXC)
+# What messages call a guest of each type, and the prefix of its HA resource id (pve-ha-manager
+# src/PVE/HA/Config.pm, parse_sid: vm:VMID for qemu, ct:VMID for lxc).
+_NOUNS = {QEMU: 'VM', LXC: 'container'}
+_HA_PREFIXES = {QEMU: 'vm', LXC: 'ct'}
 
 
 def guests_path(node: str, guest_type: str = QEMU) -> str:
@@ -19,6 +23,16 @@ def guests_path(node: str, guest_type: str = QEMU) -> str:
     if guest_type not in GUEST_TYPES:
         raise ValueError(f'guest type {guest_type!r} is not one of {", ".join(GUEST_TYPES)}')
     return f'/nodes/{node}/{guest_type}'
+
+
+def noun(guest_type: str = QEMU) -> str:
+    """What a message calls a guest of ``guest_type``: ``VM`` or ``container``."""
+    return _NOUNS[guest_type]
+
+
+def ha_resource(vmid: int | str, guest_type: str = QEMU) -> str:
+    """The guest's HA resource id, as ha-manager and the web UI name it (``vm:100``, ``ct:200``)."""
+    return f'{_HA_PREFIXES[guest_type]}:{vmid}'
 
 
 def guest_path(node: str, vmid: int | str, suffix: str = '', guest_type: str = QEMU) -> str:

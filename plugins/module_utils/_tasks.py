@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
-from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import QEMU, guest_path, ha_resource, noun
 
 LOG_TAIL_LINES = 10
 # A task log is fetched in one request; PVE's default page is 50 lines.
@@ -123,44 +123,47 @@ def _finished(client, upid, node, what, context, exitstatus):
     )
 
 
-def wait_unlocked(client, node, vmid, timeout):
-    """Wait until VM vmid's config has no lock (clone, create, backup, ...); return that config."""
+def wait_unlocked(client, node, vmid, timeout, guest_type=QEMU):
+    """Wait until guest vmid's config has no lock (clone, create, backup, ...); return that config."""
     deadline = time.monotonic() + timeout
     config = {}
     progress = getattr(client, 'progress', None)
+    guest = f'{noun(guest_type)} {vmid} on {node}'
     for _poll in _polls(deadline):
-        config = client.get(guest_path(node, vmid, '/config'), context='reading the config of VM %s on %s' % (vmid, node))
+        config = client.get(guest_path(node, vmid, '/config', guest_type), context=f'reading the config of {guest}')
         if not config.get('lock'):
             return config
         if progress is not None:
-            progress.note('waiting for VM %s on %s to be unlocked (lock: %s)' % (vmid, node, config.get('lock')))
+            progress.note(f'waiting for {guest} to be unlocked (lock: {config.get("lock")})')
     raise PveApiError(
-        'timed out after %g s waiting for VM %s on %s to be unlocked (lock: %s)' % (timeout, vmid, node, config.get('lock')),
-        reason='VM is locked (%s)' % config.get('lock'),
+        f'timed out after {timeout:g} s waiting for {guest} to be unlocked (lock: {config.get("lock")})',
+        reason=f'{noun(guest_type)} is locked ({config.get("lock")})',
     )
 
 
-def wait_power_state(client, node, vmid, wanted, deadline, context):
-    """Wait until VM vmid's ``status/current`` shows ``wanted`` ('running' or 'stopped'), up to ``deadline``
+def wait_power_state(client, node, vmid, wanted, deadline, context, guest_type=QEMU):
+    """Wait until guest vmid's ``status/current`` shows ``wanted`` ('running' or 'stopped'), up to ``deadline``
     (time.monotonic()); return that status. A power task of a VM that HA manages only queues a request to the HA
     manager (qemu-server PVE/API2/Qemu.pm vm_start, vm_stop, vm_shutdown: ``hastart``/``hastop`` tasks) and ends
     before the VM changes state; any other power task ends with the state reached, and one read shows it."""
-    path = guest_path(node, vmid, '/status/current')
+    path = guest_path(node, vmid, '/status/current', guest_type)
+    what = noun(guest_type)
     status = {}
     for _poll in _polls(deadline):
-        status = client.get(path, context='reading the status of VM %s on %s' % (vmid, node))
+        status = client.get(path, context=f'reading the status of {what} {vmid} on {node}')
         if status.get('status') == wanted:
             return status
     ha = status.get('ha') or {}
     managed = str(ha.get('managed', 0)) in ('1', 'True', 'true')
     how = (
-        ' VM %s is HA-managed (HA state: %s): PVE queued the request to the HA manager, which has not carried it out;'
-        ' see the HA status of vm:%s (ha-manager status, or Datacenter > HA in the web UI)' % (vmid, ha.get('state') or 'unknown', vmid)
+        f' {what} {vmid} is HA-managed (HA state: {ha.get("state") or "unknown"}): PVE queued the request to the HA manager,'
+        f' which has not carried it out; see the HA status of {ha_resource(vmid, guest_type)} (ha-manager status, or'
+        ' Datacenter > HA in the web UI)'
         if managed
-        else ' check the VM in PVE'
+        else f' check the {what} in PVE'
     )
+    state = status.get('status') or 'unknown'
     raise PveApiError(
-        '%s: the task ended, but VM %s on %s is %s, not %s, after waiting until the timeout;%s'
-        % (context, vmid, node, status.get('status') or 'unknown', wanted, how),
-        reason='VM is %s, not %s' % (status.get('status') or 'unknown', wanted),
+        f'{context}: the task ended, but {what} {vmid} on {node} is {state}, not {wanted}, after waiting until the timeout;{how}',
+        reason=f'{what} is {state}, not {wanted}',
     )
