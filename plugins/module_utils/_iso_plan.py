@@ -269,9 +269,10 @@ def _step(spec: IsoSpec, node: Observed) -> Step:
         if node.present:
             return Step(node.node, DELETE, 'state is absent')
         return Step(node.node, NONE, 'not on the storage')
-    declared = _declared_source(spec).record
+    source = _declared_source(spec)
+    declared = source.record
     if not node.present:
-        return Step(node.node, _declared_source(spec).transfer, 'not on the storage')
+        return Step(node.node, source.transfer, 'not on the storage')
     if node.record == declared:
         return Step(node.node, NONE, 'on the storage from the declared source')
     if node.record is None:
