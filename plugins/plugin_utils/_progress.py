@@ -131,13 +131,17 @@ class ProgressWatch:
             if not line.strip():
                 continue
             note = json.loads(line)
-            key = note.get('upid') or note['what']
-            wait = self.waits.get(key)
-            if wait is None:
-                wait = self.waits[key] = Wait(note['what'], note.get('upid'), note['time'], note['time'])
-            wait.take(note['time'], note.get('lines') or ())
-            if self.current is not wait:
-                self.current, self.shown = wait, note['time']
+            self.take(note['what'], note.get('upid'), note['time'], note.get('lines') or ())
+
+    def take(self, what, upid, when, lines=()):
+        """One look at a wait (what is waited for, its PVE task or None) at unix time when, with new task log lines."""
+        key = upid or what
+        wait = self.waits.get(key)
+        if wait is None:
+            wait = self.waits[key] = Wait(what, upid, when, when)
+        wait.take(when, lines)
+        if self.current is not wait:
+            self.current, self.shown = wait, when
 
     def lines(self, now):
         """The lines to show at time now (unix time): a progress line each interval, a stall report once per stall."""

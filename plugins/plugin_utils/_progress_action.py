@@ -14,6 +14,9 @@ Variables (inventory or play), read by the action on the controller:
   as stalled (default 120).
 Progress needs the module to run on the controller (C(delegate_to: localhost), as the role runs it), where the
 action can read the notes; elsewhere the module runs without.
+
+A wait with no PVE task behind it (a guest's SSH port, its cloud-init) is shown by its action with wait_showing: what
+is waited for and the time elapsed, every interval, read from the same variables.
 """
 
 from __future__ import annotations
@@ -70,13 +73,7 @@ class ProgressAction(ActionBase):
         wrap_async = self._task.async_val and not self._connection.has_native_async
         settings = None
         if not self._task.async_val and getattr(self._connection, 'transport', None) == 'local':
-            settings = progress_settings(
-                *(
-                    self._templar.template(task_vars.get(name, default))
-                    for name, default in (('pve_progress', 'auto'), ('pve_progress_interval', DEFAULT_INTERVAL), ('pve_progress_stall', DEFAULT_STALL))
-                ),
-                terminal=_terminal(),
-            )
+            settings = shown_progress(self._templar, task_vars)
         if settings is None:
             result = merge_hash(result, self._execute_module(task_vars=task_vars, wrap_async=wrap_async))
         else:
@@ -92,29 +89,57 @@ class ProgressAction(ActionBase):
     def _run_watched(self, task_vars, notes, interval, stall):
         """The module's result, run in a thread while this one shows the progress it notes."""
         self._task.environment = list(_as_list(self._task.environment)) + [{ENV: notes}]
-        outcome = {}
-
-        def execute():
-            try:
-                outcome['result'] = self._execute_module(task_vars=task_vars)
-            except Exception as exc:  # re-raised below, in the action's own thread
-                outcome['error'] = exc
-
-        worker = threading.Thread(target=execute, name='puls-progress-module', daemon=True)
-        worker.start()
         watch = ProgressWatch(task_vars.get('inventory_hostname', 'localhost'), interval, stall)
-        offset = 0
-        while worker.is_alive():
-            worker.join(READ_EVERY)
-            offset = _read(notes, offset, watch)
-            for line in watch.lines(time.time()):
-                display.display(line)
-        if 'error' in outcome:
-            raise outcome['error']
-        result = outcome['result']
+        result = show_while(lambda: self._execute_module(task_vars=task_vars), watch, notes)
         if watch.stall_warnings:
             result['warnings'] = list(result.get('warnings') or []) + watch.stall_warnings
         return result
+
+
+def shown_progress(templar, task_vars):
+    """(interval, stall) in seconds when the variables pve_progress* of the task ask for progress, else None."""
+    return progress_settings(
+        *(
+            templar.template(task_vars.get(name, default))
+            for name, default in (('pve_progress', 'auto'), ('pve_progress_interval', DEFAULT_INTERVAL), ('pve_progress_stall', DEFAULT_STALL))
+        ),
+        terminal=_terminal(),
+    )
+
+
+def wait_showing(templar, task_vars, what, work):
+    """work()'s result; while it runs, when progress is shown, a line every interval saying what is waited for and the
+    time elapsed (a wait with no PVE task: it has no percentage and never stalls)."""
+    settings = shown_progress(templar, task_vars or {})
+    if settings is None:
+        return work()
+    watch = ProgressWatch(task_vars.get('inventory_hostname', 'localhost'), *settings)
+    watch.take(what, None, time.time())
+    return show_while(work, watch)
+
+
+def show_while(work, watch, notes=None):
+    """work()'s result, run in a thread while this one shows watch's lines, fed from the notes file when one is named."""
+    outcome = {}
+
+    def execute():
+        try:
+            outcome['result'] = work()
+        except Exception as exc:  # re-raised below, in the action's own thread
+            outcome['error'] = exc
+
+    worker = threading.Thread(target=execute, name='puls-progress-work', daemon=True)
+    worker.start()
+    offset = 0
+    while worker.is_alive():
+        worker.join(READ_EVERY)
+        if notes:
+            offset = _read(notes, offset, watch)
+        for line in watch.lines(time.time()):
+            display.display(line)
+    if 'error' in outcome:
+        raise outcome['error']
+    return outcome['result']
 
 
 def _read(path, offset, watch):

@@ -1,16 +1,19 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Progress lines from a module's notes (plugin_utils/_progress.py) and when they are shown (_progress_action.py)."""
+"""Progress lines from a module's notes (plugin_utils/_progress.py), when they are shown, and how a wait is shown while
+it runs (_progress_action.py)."""
 
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from ansible.errors import AnsibleActionFail
 
+from ansible_collections.puls.proxmox.plugins.plugin_utils import _progress_action
 from ansible_collections.puls.proxmox.plugins.plugin_utils._progress import ProgressWatch, human_seconds, parse_progress
-from ansible_collections.puls.proxmox.plugins.plugin_utils._progress_action import progress_settings
+from ansible_collections.puls.proxmox.plugins.plugin_utils._progress_action import progress_settings, show_while, wait_showing
 
 UPID = 'UPID:pve1:000003E8:00001B58:6B0CCF68:download:tools.iso:root@pam!puls:'
 WHAT = 'downloading http://mirror/tools.iso to storage local of node pve1 as tools.iso'
@@ -118,3 +121,51 @@ def test_progress_is_shown_on_a_terminal_unless_asked_otherwise(switch, terminal
 def test_wrong_progress_settings_say_what_to_set(switch, interval, stall, message):
     with pytest.raises(AnsibleActionFail, match=message):
         progress_settings(switch, interval, stall, terminal=True)
+
+
+def test_a_wait_without_a_pve_task_says_what_is_waited_for_and_the_time_elapsed():
+    watch = ProgressWatch('web1', interval=5, stall=1)
+    watch.take('waiting for SSH port 22 of 127.0.0.5', None, 100.0)
+    assert watch.lines(103.0) == []
+    assert watch.lines(105.0) == ['web1: waiting for SSH port 22 of 127.0.0.5 [5s elapsed]']
+    assert watch.lines(130.0) == ['web1: waiting for SSH port 22 of 127.0.0.5 [30s elapsed]']
+    assert watch.stall_warnings == []
+
+
+class OneLine:
+    """A watch with one line to show at every look."""
+
+    def lines(self, now):
+        return ['web1: waiting for cloud-init to finish [1s elapsed]']
+
+
+def test_the_lines_are_shown_while_the_work_runs_and_its_result_or_error_comes_back(monkeypatch):
+    shown = []
+    first_line = threading.Event()
+
+    def display(line):
+        shown.append(line)
+        first_line.set()
+
+    monkeypatch.setattr(_progress_action.display, 'display', display)
+    # The work ends only once a line was shown, so a line shown after it ended cannot pass this test.
+    assert show_while(lambda: {'rc': 0, 'shown_meanwhile': first_line.wait(30)}, OneLine()) == {'rc': 0, 'shown_meanwhile': True}
+    assert shown[0] == 'web1: waiting for cloud-init to finish [1s elapsed]'
+
+    def broken():
+        raise ConnectionError('SSH refused')
+
+    with pytest.raises(ConnectionError, match='SSH refused'):
+        show_while(broken, OneLine())
+
+
+class Templar:
+    def template(self, value):
+        return value
+
+
+def test_a_wait_with_progress_off_runs_the_work_alone(monkeypatch):
+    monkeypatch.setattr(_progress_action, 'show_while', lambda *args: pytest.fail('progress is off, nothing is shown'))
+    assert wait_showing(Templar(), {'pve_progress': False}, 'waiting for cloud-init to finish', lambda: {'rc': 0}) == {'rc': 0}
+    with pytest.raises(AnsibleActionFail, match="pve_progress is 'often'"):
+        wait_showing(Templar(), {'pve_progress': 'often'}, 'waiting for cloud-init to finish', lambda: {'rc': 0})
