@@ -2,13 +2,15 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Progress of long waits (plugin_utils/_progress_action.py) in real ansible-playbook runs against the lab, whose tasks
 log their progress as PVE's do (tests/lab/pve/progress.py): lines with percentages while a download and a clone run,
-a stalled download reported with its UPID and counted as a warning, and progress by default only when the output is a
-terminal."""
+a stalled download reported with its UPID and counted as a warning, progress by default only when the output is a
+terminal, and the time elapsed while the role waits for a slow machine's SSH port and cloud-init."""
 
 from __future__ import annotations
 
 import re
+import sys
 
+import lab_vms
 import pytest
 from integration.playbooks import run_playbook
 from lab import images
@@ -95,3 +97,44 @@ def test_a_stalled_download_is_reported_with_its_upid_as_a_warning_and_progress_
     warnings = run.one('Download')['warnings']
     assert len(warnings) == 1 and STALL.match(warnings[0])
     assert '[WARNING]: localhost: downloading ' + url in run.stdout
+
+
+def test_the_waits_for_a_slow_machines_ssh_port_and_cloud_init_show_the_time_elapsed(lab, tmp_path):
+    api = lab_vms.client(lab)
+    key, public = lab_vms.ssh_key(tmp_path)
+    (tmp_path / 'mark.sh').write_text('echo marked >> "$HOME/marks"\n')
+    guest = lab_vms.boot(lab, api, 140, 'slow1', lab.address(3), public, start=False)
+    # A slow first boot, in real seconds after the start: SSH listens after 15 s, cloud-init is done after 25 s.
+    guest.ssh_listen_delay, guest.cloud_init_delay = 15.0, 25.0
+    api.run_task('POST', '/nodes/%s/qemu/140/status/start' % lab_vms.NODE)
+    machine = {
+        'pve_vmid': 140,
+        'pve_address': lab.address(3),
+        'pve_provision': ['mark.sh'],
+        'pve_ssh_user': 'alice',
+        'pve_ssh_private_key_file': str(key),
+        'pve_guest_python': sys.executable,
+        'pve_progress_interval': 1,
+    }
+    chain = [
+        {
+            'name': 'Provision',
+            'hosts': 'slow1',
+            'gather_facts': False,
+            'tasks': [{'name': 'Run the chain', 'ansible.builtin.include_role': {'name': 'puls.proxmox.reconcile', 'tasks_from': 'provision'}}],
+        }
+    ]
+
+    # pve_progress is auto, and the output is a terminal: progress is shown.
+    run = run_playbook(tmp_path, chain, lab.env, inventory={'all': {'hosts': {'slow1': machine}}}, name='slow-boot', terminal=True)
+    assert run.rc == 0, run.stdout
+
+    ssh = [int(s) for s in re.findall(r'^slow1: waiting for SSH port 22 of %s \[(\d+)s elapsed\]$' % re.escape(lab.address(3)), run.stdout, re.M)]
+    cloud_init = [int(s) for s in re.findall(r'^slow1: waiting for cloud-init to finish \[(\d+)s elapsed\]$', run.stdout, re.M)]
+    assert len(ssh) >= 3 and ssh == sorted(ssh), run.stdout
+    assert len(cloud_init) >= 3 and cloud_init == sorted(cloud_init), run.stdout
+    assert run.stdout.rindex('waiting for SSH port') < run.stdout.index('waiting for cloud-init')
+    assert (guest.home / 'marks').read_text() == 'marked\n'
+    waited = [r['result'] for r in run.results if r['task'].endswith(' : Wait for cloud-init to finish')]
+    assert [(r['rc'], r['changed']) for r in waited] == [(0, False)] and 'status: done' in waited[0]['stdout']
+    assert not [r for r in run.results if r['result'].get('warnings')]
