@@ -21,8 +21,11 @@ class ActionModule(ActionBase):
         # `timeout` bounds the wait on the host itself, so a wait that outlives it ends there too (exit status 124).
         command = 'timeout %d cloud-init status --wait' % params['timeout']
         ran = wait_showing(self._templar, task_vars, 'waiting for cloud-init to finish', lambda: self._low_level_execute_command(command))
+        # The exit status is the answer, for the next task to read: failed is said, or Ansible fails a result whose
+        # rc is not 0 (TaskExecutor._execute).
         result.update(
             changed=False,
+            failed=False,
             rc=ran['rc'],
             stdout=ran['stdout'],
             stdout_lines=ran['stdout'].splitlines(),
