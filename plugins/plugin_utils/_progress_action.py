@@ -110,7 +110,8 @@ def shown_progress(templar, task_vars):
 def wait_showing(templar, task_vars, what, work):
     """work()'s result; while it runs, when progress is shown, a line every interval saying what is waited for and the
     time elapsed (a wait with no PVE task: it has no percentage and never stalls)."""
-    settings = shown_progress(templar, task_vars or {})
+    task_vars = task_vars or {}
+    settings = shown_progress(templar, task_vars)
     if settings is None:
         return work()
     watch = ProgressWatch(task_vars.get('inventory_hostname', 'localhost'), *settings)
