@@ -327,3 +327,21 @@ def test_a_slice_waits_for_the_template_another_slice_builds_and_clones_it_once_
     # One clone of the lab's image (golden's build), then web1's clone of the finished template.
     clones = [request.path.rsplit('/qemu/', 1)[1] for request in lab.writes() if request.path.endswith('/clone')]
     assert clones == ['%s/clone' % TEMPLATE_VMID, '%s/clone' % golden['vmid']], clones
+
+
+@pytest.mark.lab(time_scale=1, clone_secs=12)
+def test_a_job_with_pve_progress_true_shows_the_progress_of_a_clone_in_its_output_and_events(lab, tmp_path, collections_path, fleet_inventory):
+    """A job's output is not a terminal, so progress is off by default (docs/awx.md); the job template's variable
+    pve_progress: true shows it in the job output and in the events AWX keeps, as the run's other lines."""
+    del fleet_inventory['_meta']['hostvars']['web2']
+    fleet_inventory['pve_vms']['hosts'] = ['web1']
+    extravars = {'pve_progress': True, 'pve_progress_interval': 1}
+
+    job = awx_job(tmp_path / 'site', lab, collections_path, fleet_inventory, 'playbooks/site.yml', extravars=extravars)
+    assert job.status == 'successful' and job.outcome('web1') == 'changed', job.stdout
+
+    line = re.compile(r'^web1: cloning VM %s on pve1 as web1: ([\d.]+)%%, [\d.]+ [KMG]iB/s \[\d+s elapsed\]$' % TEMPLATE_VMID, re.M)
+    percents = [float(found) for found in line.findall(job.stdout)]
+    assert len(percents) >= 3 and percents == sorted(percents) and percents[-1] < 100, job.stdout
+    shown = [event['stdout'] for event in job.events if line.search(event.get('stdout') or '')]
+    assert len(shown) == len(percents), shown
