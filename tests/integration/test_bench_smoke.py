@@ -32,9 +32,10 @@ def bench(tmp_path, *args):
     return {path.stem: json.loads(path.read_text()) for path in results.glob('*.json')}, done.stdout
 
 
+@pytest.mark.slow
 def test_zero_drift_counts_requests_modules_and_no_ssh_for_both_sides_and_fits_growth_over_the_sizes(tmp_path):
     results, table = bench(tmp_path, '--scenarios', 'zero-drift,growth', '--sizes', '1,2', '--repeat', '1')
-    assert set(results) == {'zero-drift', 'growth'}
+    assert set(results) == {'zero-drift', 'growth', 'targets'}
     zero = results['zero-drift']
     assert zero['peer']['community_proxmox'] == '1.4.0' and zero['machine']['cpus'] >= 1
     assert [point['n'] for point in zero['sizes']] == [1, 2]
@@ -61,8 +62,22 @@ def test_zero_drift_counts_requests_modules_and_no_ssh_for_both_sides_and_fits_g
     assert [p['n'] for p in growth['points']] == [1, 2]
     assert growth['ours']['r2'] == 1.0 and isinstance(growth['peer']['marginal_ms_per_machine'], float)
     assert 'ours/peer' in table and 'marginal ms/VM' in table
+    # Each target is judged from the figures above, or marked unmeasured (no size 50 or 100, no parallel create).
+    judged = {target['target']: target for target in results['targets']['targets']}
+    largest = zero['sizes'][1]['ours']
+    assert judged['zero drift: module processes (largest N)'] == {
+        'target': 'zero drift: module processes (largest N)',
+        'bound': 1,
+        'measured': largest['module_processes'],
+        'met': largest['module_processes'] <= 1,
+    }
+    assert judged['zero drift: API requests over N+1 (largest N)']['measured'] == largest['api_requests'] - 3
+    assert judged['zero drift: marginal ms per unchanged machine']['measured'] == growth['ours']['marginal_ms_per_machine']
+    assert judged['zero drift: wall s at N=100']['met'] is None and judged['first run: parallel/single wall']['met'] is None
+    assert 'targets' in table
 
 
+@pytest.mark.slow
 def test_parallel_create_clones_every_vm_on_both_sides_and_compares_with_one_clone(tmp_path):
     results, table = bench(tmp_path, '--scenarios', 'parallel-create', '--create', '2')
     create = results['parallel-create']
@@ -73,3 +88,8 @@ def test_parallel_create_clones_every_vm_on_both_sides_and_compares_with_one_clo
         assert (parallel['created'], parallel['running'], parallel['rc'], parallel['failed_hosts_or_tasks']) == (2, 2, 0, 0)
         assert create[side]['parallel_over_single_wall'] == round(parallel['wall_seconds'] / single['wall_seconds'], 3)
     assert 'parallel/single' in table
+    judged = {target['target']: target for target in results['targets']['targets']}
+    parallel = create['ours']['parallel']
+    assert judged['first run: module processes per created machine']['measured'] == round(parallel['module_processes'] / 2, 2)
+    assert judged['first run: parallel creations failed or missing']['measured'] == 0
+    assert judged['first run: parallel/single wall']['measured'] == create['ours']['parallel_over_single_wall']

@@ -251,11 +251,18 @@ def test_bad_input_fails_every_host_before_any_write(lab, tmp_path):
             assert message in run.stdout, run.stdout
         assert not run.for_task('puls.proxmox.reconcile : Converge the VM') and not run.for_task('puls.proxmox.reconcile : Create the VM')
         if name == 'types':
-            # Each host's own validation error names its variables.
-            refused = {record['host']: record['result']['msg'] for record in run.failed if 'arg spec' in record['task']}
+            # Each invalid host has a failure of its own, which names its variables.
+            [validation] = run.for_task("puls.proxmox.reconcile : Stop when a machine's variables are invalid")
+            refused = {item['reconcile_invalid']['key']: item['msg'] for item in validation['result']['results']}
             assert set(refused) == {'web2', 'web3'}, refused
             assert 'pve_cores' in refused['web2'] and 'pve_power' in refused['web2']
             assert 'pve_keep_failed_build' in refused['web3'] and 'pve_template_wait_timeout' in refused['web3']
+    # A value of the command line is validated as the inventory's are, for every host it reaches.
+    run = site(lab, tmp_path, fleet(lab, tmp_path, {'web1': good, 'web2': good}), 'extra', extra=('-e', 'pve_memory=lots'))
+    assert run.rc != 0
+    [validation] = run.for_task("puls.proxmox.reconcile : Stop when a machine's variables are invalid")
+    refused = {item['reconcile_invalid']['key']: item['msg'] for item in validation['result']['results']}
+    assert set(refused) == {'web1', 'web2'} and all('pve_memory' in message for message in refused.values()), refused
     assert len(lab.writes()) == setup
 
 

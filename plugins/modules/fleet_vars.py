@@ -1,0 +1,94 @@
+#!/usr/bin/python
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: fleet_vars
+short_description: Validate and read the variables of many hosts in one task
+version_added: 0.1.0
+description:
+  - >-
+    For each host of O(hosts), computes its variables as a task of this play and role on that host would see them,
+    and validates them against the calling role's argument spec (C(meta/argument_specs.yml), entry point
+    O(entry_point)) with the validator of M(ansible.builtin.validate_argument_spec). Then reads, for each valid host
+    of O(gather_hosts), the variables that O(gather) names, templated in that host's variables.
+  - >-
+    It does in the controller's own process, in one task, what Ansible's own role validation and a C(set_fact) do
+    with a worker process per host: the role puls.proxmox.reconcile runs it with C(run_once) so that a machine that
+    needs nothing costs no task of its own (docs/performance.md). Each host's errors are returned under its name.
+  - The task never changes anything, and does not fail on invalid variables; the caller decides (see RV(errors)).
+author:
+  - puls.proxmox contributors (@puls-proxmox)
+extends_documentation_fragment:
+  - puls.proxmox.attributes
+  - puls.proxmox.attributes.action
+attributes:
+  check_mode:
+    support: full
+    details: Reads only.
+  diff_mode:
+    support: none
+  action:
+    support: full
+    details: Runs on the controller only; nothing runs on the hosts.
+options:
+  hosts:
+    description:
+      - The hosts whose variables to validate, usually C(ansible_play_hosts).
+    type: list
+    elements: str
+    required: true
+  entry_point:
+    description:
+      - The entry point of the role's argument spec to validate against.
+    type: str
+    default: main
+  gather:
+    description:
+      - >-
+        What to read from each host, as a key and the name of a variable; each host's result holds the variable's
+        templated value under the key, and C(host). An undefined variable is an error of that host.
+    type: dict
+    default: {}
+  gather_hosts:
+    description:
+      - The hosts to read O(gather) from, among O(hosts). Default is every host of O(hosts).
+    type: list
+    elements: str
+notes:
+  - Run it from a task of the role whose variables it validates (it finds the argument spec by C(role_path)), with
+    C(run_once), and with C(no_log) when a gathered variable holds a secret.
+'''
+
+EXAMPLES = r'''
+# In a task of a role with meta/argument_specs.yml.
+- name: Validate every host's variables and read each one's options
+  puls.proxmox.fleet_vars:
+    hosts: "{{ ansible_play_hosts }}"
+    gather:
+      vm: my_role_vm_options
+  run_once: true
+  no_log: true
+  register: fleet
+
+- name: Stop when a host's variables are invalid
+  ansible.builtin.assert:
+    that: fleet.errors | length == 0
+    fail_msg: "{{ fleet.errors }}"
+  run_once: true
+'''
+
+RETURN = r'''
+errors:
+  description: Each host with invalid variables, and what is wrong with them (the messages name the variable).
+  returned: always
+  type: dict
+  sample: {"web1": ["argument 'pve_cores' is of type str and we were unable to convert to int: ..."]}
+hosts:
+  description: Each valid host of O(gather_hosts), and the values O(gather) reads from it, with C(host).
+  returned: always
+  type: dict
+  sample: {"web1": {"host": "web1", "vm": {"name": "web1", "cores": 2}}}
+'''
