@@ -117,6 +117,29 @@ options:
       - The disk is grown when smaller. A size below the current one is an error naming the current size, since
         PVE cannot shrink a disk. An increment such as V(+8G) is refused; declare the total size.
     type: str
+  disks:
+    description:
+      - 'Further disks of the VM, each a dict. C(slot) (required) is its PVE drive key: C(scsi0)-C(scsi30), C(virtio0)-C(virtio15),
+        C(sata0)-C(sata5) or C(ide0)-C(ide3). C(size) (required) is its size as in O(disk_size) (V(32G); a bare
+        number is GiB); it only grows, and a size below the current one is an error naming the disk.'
+      - A missing disk is allocated on C(storage), else on O(storage), else on the storage of the boot disk. An
+        existing disk is never moved to another storage.
+      - C(cache) (V(none), V(writethrough), V(writeback), V(unsafe), V(directsync)), C(discard), C(ssd) (not on
+        VirtIO), C(iothread) (SCSI and VirtIO only) and C(backup) (booleans) are set when given; the disk's other
+        properties are kept. On a running VM, PVE applies a changed C(cache), C(discard), C(ssd) or C(iothread),
+        and a new IDE or SATA disk, only at the next boot (RV(reboot_required)).
+      - 'Disks the VM has and this list does not name are left alone, unless O(remove_undeclared_disks) is set.
+        The boot disk is not one of them (O(disk_size) sizes it): a C(slot) naming it is refused.'
+    type: list
+    elements: dict
+  remove_undeclared_disks:
+    description:
+      - Detach the disks of the VM that neither O(disks) names nor are its boot disk (CD-ROM drives, the cloud-init
+        drive, the EFI disk and the TPM state are never touched).
+      - PVE keeps a detached disk's volume as an C(unusedN) entry of the VM's config; nothing is deleted. A running
+        VM lets go of a SCSI or VirtIO disk at once with hotplug C(disk), of an IDE or SATA disk at its next boot.
+    type: bool
+    default: false
   bridge:
     description:
       - Bridge of the first network device (C(net0)), for example V(vmbr0). The device's MAC, model and other properties
@@ -126,6 +149,16 @@ options:
     description:
       - VLAN tag (1-4094) of the first network device.
     type: int
+  nets:
+    description:
+      - Network devices of the VM, each a dict. C(slot) (required) is its PVE key, C(net0)-C(net31); C(net0) only
+        when O(bridge) and O(vlan) are not declared, since they describe it.
+      - C(bridge), C(vlan) (1-4094, PVE's C(tag)), C(model) (V(virtio), V(e1000), V(vmxnet3), ...), C(firewall)
+        (boolean) and C(mtu) (VirtIO only; V(1) takes the bridge's MTU) are set when given; the MAC PVE assigned
+        and every other property are kept. A new device is VirtIO on V(vmbr0) unless it says otherwise.
+      - Devices the VM has and this list does not name are left alone.
+    type: list
+    elements: dict
   ip:
     description:
       - IPv4 address of the first network device, set by cloud-init (C(ipconfig0)). V(10.0.0.5) (a /24), V(10.0.0.5/22),

@@ -40,6 +40,18 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import (
+    BUSES_OF,
+    CACHE_MODES,
+    DISK_FLAGS,
+    DISK_KEYS,
+    DISK_SLOTS,
+    MAX_NETS,
+    NET_KEYS,
+    SLOT,
+    DiskSpec,
+    NicSpec,
+)
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import OPTIONS_BY_NAME, VM_OPTIONS, VmOption
 
 _Value = TypeVar('_Value')
@@ -108,6 +120,12 @@ _STORAGE_ID = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]$')
 _IPCONFIG_KEY = re.compile(r'^ipconfig\d+$')
 _NET_KEY = re.compile(r'^net\d+$')
 _BUS_DRIVE_KEY = re.compile(r'^(ide|sata|scsi|virtio)(\d+)$')
+# qemu-server PVE/API2/Qemu.pm create_disks: "[STORAGE:]SIZE" (GiB) allocates a new volume.
+_NEW_VOLUME = re.compile(r'^(?:[^/:\s]+:)?\d+(?:\.\d+)?$')
+# Boolean drive properties of qemu-server PVE/QemuServer/Drive.pm.
+_DRIVE_FLAGS = frozenset(('ssd', 'iothread', 'backup', 'replicate', 'ro', 'shared'))
+# What vmconfig_update_disk (qemu-server PVE/QemuServer.pm) cannot change on a running VM's disk: "skip", so pending.
+_COLD_DRIVE_PROPERTIES = ('aio', 'discard', 'iothread', 'queues', 'product', 'cache', 'ssd', 'vendor', 'ro')
 _BUS_ORDER = ('scsi', 'virtio', 'sata', 'ide')
 _DRIVE_KEY = re.compile(r'^(?:(?:ide|sata|scsi|virtio)\d+|efidisk0|tpmstate0)$')
 # qemu-server Drive.pm drive_is_cloudinit: PVE knows its cloud-init drive by the volume's name.
@@ -197,13 +215,14 @@ def parse_disk_size(option: str, value: Any) -> int:
     return int(match.group(1)) * _SIZE_UNITS[unit]
 
 
-def grow_needed(declared: int, current: int | None, disk: str) -> bool:
-    """Whether ``disk`` must grow to ``declared`` bytes; a smaller declared size is an error (PVE only grows disks, A.11)."""
+def grow_needed(declared: int, current: int | None, disk: str, option: str = 'disk_size') -> bool:
+    """Whether ``disk`` must grow to ``declared`` bytes; a smaller declared size is an error naming ``option`` (qemu-server
+    PVE/API2/Qemu.pm, resize_vm: "shrinking disks is not supported")."""
     if current is None or declared > current:
         return True
     if declared < current:
         raise SpecError(
-            'disk_size',
+            option,
             f'{format_size(declared)} is below the current size {format_size(current)} of {disk}; '
             f'PVE cannot shrink a disk: declare at least {format_size(current)}',
         )
@@ -260,6 +279,37 @@ def is_cloudinit_volume(volume: str) -> bool:
 def cloudinit_drive_key(config: Mapping[str, Any]) -> str | None:
     """The key of the VM's cloud-init drive (``ide2`` for ``local-lvm:vm-100-cloudinit,media=cdrom``), or None."""
     return next((key for key, volume in drive_volumes(config).items() if is_cloudinit_volume(volume)), None)
+
+
+def is_disk(value: Any) -> bool:
+    """Whether a drive value is a disk: not an empty or ISO CD-ROM drive, not the cloud-init drive."""
+    return _is_disk(value)
+
+
+def is_bus_disk(key: str, value: Any) -> bool:
+    """Whether config key ``key`` is a disk on an IDE, SATA, SCSI or VirtIO slot (not the EFI disk, the TPM state, a CD-ROM)."""
+    return bool(_BUS_DRIVE_KEY.match(key)) and _is_disk(value)
+
+
+def allocates_volume(value: Any) -> bool:
+    """Whether writing the drive value makes PVE allocate a volume (``STORAGE:SIZE`` or ``STORAGE:cloudinit``, qemu-server
+    PVE/API2/Qemu.pm create_disks): such a write must not be sent twice."""
+    volume = parse_drive(value)[0]
+    return is_cloudinit_volume(volume) or bool(_NEW_VOLUME.match(volume))
+
+
+def same_drive_properties(observed: Mapping[str, str], desired: Mapping[str, str]) -> bool:
+    """Whether two drives' properties are the same, flags compared as flags (PVE writes ``1``, accepts ``yes``/``on``)."""
+
+    def canonical(props: Mapping[str, str]) -> dict[str, Any]:
+        return {key: (as_bool(value) if key in _DRIVE_FLAGS else value) for key, value in props.items()}
+
+    return canonical(observed) == canonical(desired)
+
+
+def same_net(observed: Any, desired: Any) -> bool:
+    """Whether two ``netN`` values are the same device settings (the MAC compared case-blind)."""
+    return _net_value(observed) == _net_value(desired)
 
 
 def _is_disk(value: Any) -> bool:
@@ -354,12 +404,26 @@ def held_until_restart(key: str, config: Mapping[str, Any], value: Any = None) -
             return True
         before, after = _net_value(config[key]), _net_value(value)
         return any(before.get(prop) != after.get(prop) for prop in NET_REPLUG_PROPERTIES) or not (before.get('bridge') and after.get('bridge'))
+    if _BUS_DRIVE_KEY.match(key) and all(item is None or _is_disk(item) for item in (config.get(key), value)):
+        return _disk_held(key, config.get(key), value, 'disk' in enabled)
     if key == 'memory':
         return 'memory' not in enabled or (value is not None and _KEYS['memory'].canonical(value) < MIN_HOTPLUG_MEMORY)
     if key == 'balloon':
         # A new target is set at once; turning the balloon device on or off (0 is off, no key on) waits for a restart.
         return _balloon_on(config.get(key)) != _balloon_on(value)
     return True
+
+
+def _disk_held(key: str, old: Any, new: Any, hotplug: bool) -> bool:
+    """qemu-server PVE/QemuServer.pm: a new or removed disk is (un)plugged at once only with hotplug ``disk`` and never on
+    IDE or SATA (vmconfig_hotplug_pending, vmconfig_update_disk); a disk keeping its volume takes every change at once
+    but those of ``_COLD_DRIVE_PROPERTIES``."""
+    if old is None or new is None:
+        return not hotplug or key.startswith(('ide', 'sata'))
+    (old_volume, before), (new_volume, after) = parse_drive(old), parse_drive(new)
+    if old_volume != new_volume:
+        return not hotplug
+    return any(before.get(prop) != after.get(prop) for prop in _COLD_DRIVE_PROPERTIES)
 
 
 def _balloon_on(value: Any) -> bool:
@@ -522,6 +586,89 @@ def _owner_tag(option: str, value: Any) -> str:
     return next(iter(tags))
 
 
+def _entries(option: str, value: Any, known: tuple[str, ...]) -> list[tuple[str, Mapping[str, Any]]]:
+    """Each entry of a list option with the name errors give it (``disks[0]``), its keys checked."""
+    if not isinstance(value, (list, tuple)):
+        raise SpecError(option, f'must be a list of dicts, each with a slot (got {value!r})')
+    entries = []
+    for index, item in enumerate(value):
+        name = f'{option}[{index}]'
+        if not isinstance(item, Mapping):
+            raise SpecError(name, f'must be a dict with a slot and its settings (got {item!r})')
+        unknown = sorted(set(item) - set(known))
+        if unknown:
+            raise SpecError(name, f"has unknown key(s) {', '.join(unknown)}; the keys are {', '.join(known)}")
+        if item.get('slot') is None:
+            raise SpecError(f'{name}.slot', 'is required: name the device, e.g. scsi1 or net1')
+        entries.append((name, item))
+    return entries
+
+
+def _unique(option: str, slots: list[str]) -> None:
+    twice = sorted({slot for slot in slots if slots.count(slot) > 1})
+    if twice:
+        raise SpecError(option, f"declares {', '.join(twice)} more than once; declare each slot once")
+
+
+def parse_disks(option: str, value: Any) -> tuple[DiskSpec, ...]:
+    """The checked ``disks`` option."""
+    disks = []
+    for name, item in _entries(option, value, DISK_KEYS):
+        slot = str(item['slot']).strip().lower()
+        found = SLOT.match(slot)
+        bus = found.group(1) if found else ''
+        if not found or bus not in DISK_SLOTS or int(found.group(2)) >= DISK_SLOTS[bus]:
+            buses = ', '.join(f'{bus}0-{bus}{count - 1}' for bus, count in DISK_SLOTS.items())
+            raise SpecError(f'{name}.slot', f'is {item["slot"]!r}, which is not a disk slot PVE has; use one of {buses}')
+        if item.get('size') is None:
+            raise SpecError(f'{name}.size', 'is required: the size the disk has, e.g. 32G (a bare number is GiB)')
+        properties: dict[str, str] = {}
+        if item.get('cache') is not None:
+            if item['cache'] not in CACHE_MODES:
+                raise SpecError(f'{name}.cache', f"must be one of {', '.join(CACHE_MODES)} (got {item['cache']!r})")
+            properties['cache'] = item['cache']
+        for flag in DISK_FLAGS:
+            if item.get(flag) is None:
+                continue
+            on = _flag(f'{name}.{flag}', item[flag])
+            if on and bus not in BUSES_OF.get(flag, (bus,)):
+                raise SpecError(f'{name}.{flag}', f"is not a property of a {bus} disk in PVE (only of {', '.join(BUSES_OF[flag])}); drop it or change the slot")
+            properties[flag] = ('on' if on else 'ignore') if flag == 'discard' else str(int(on))
+        storage = None if item.get('storage') is None else _storage(f'{name}.storage', item['storage'])
+        disks.append(DiskSpec(slot, parse_disk_size(f'{name}.size', item['size']), storage, tuple(properties.items()), len(disks)))
+    _unique(option, [disk.slot for disk in disks])
+    return tuple(disks)
+
+
+def parse_nets(option: str, value: Any) -> tuple[NicSpec, ...]:
+    """The checked ``nets`` option."""
+    nics = []
+    for name, item in _entries(option, value, NET_KEYS):
+        slot = str(item['slot']).strip().lower()
+        found = SLOT.match(slot)
+        if not found or found.group(1) != 'net' or int(found.group(2)) >= MAX_NETS:
+            raise SpecError(f'{name}.slot', f'is {item["slot"]!r}, which is not a network device PVE has; use net0 to net{MAX_NETS - 1}')
+        properties: dict[str, str] = {}
+        if item.get('bridge') is not None:
+            properties['bridge'] = _bridge(f'{name}.bridge', item['bridge'])
+        if item.get('vlan') is not None:
+            properties['tag'] = str(_integer(1, 4094, ' (an 802.1Q VLAN id)')(f'{name}.vlan', item['vlan']))
+        if item.get('model') is not None:
+            if item['model'] not in NIC_MODELS:
+                raise SpecError(f'{name}.model', f"must be one of {', '.join(sorted(NIC_MODELS))} (got {item['model']!r})")
+            properties['model'] = item['model']
+        if item.get('firewall') is not None:
+            properties['firewall'] = str(int(_flag(f'{name}.firewall', item['firewall'])))
+        if item.get('mtu') is not None:
+            # qemu-server PVE/QemuServer/Network.pm $net_fmt: mtu 1-65520, VirtIO only; 1 means the bridge's MTU.
+            properties['mtu'] = str(_integer(1, 65520, ' (1 is the bridge MTU)')(f'{name}.mtu', item['mtu']))
+            if properties.get('model', 'virtio') != 'virtio':
+                raise SpecError(f'{name}.mtu', f"is supported by PVE for VirtIO devices only, and model is {properties['model']}; drop mtu or use model virtio")
+        nics.append(NicSpec(slot, tuple(properties.items())))
+    _unique(option, [nic.slot for nic in nics])
+    return tuple(nics)
+
+
 @dataclass(frozen=True)
 class VmSpec:
     """The validated pve_vm options; None = not managed. ``ip`` is an IPv4Interface or ``'dhcp'``, ``disk_size`` bytes."""
@@ -542,8 +689,11 @@ class VmSpec:
     cpu: str | None = None
     machine: str | None = None
     disk_size: int | None = None
+    disks: tuple[DiskSpec, ...] | None = None
+    remove_undeclared_disks: bool = False
     bridge: str | None = None
     vlan: int | None = None
+    nets: tuple[NicSpec, ...] | None = None
     ip: ipaddress.IPv4Interface | str | None = None
     gateway: ipaddress.IPv4Address | None = None
     nameservers: tuple[str, ...] | None = None
@@ -613,6 +763,8 @@ class VmSpec:
                 'balloon',
                 f'({self.balloon} MiB) is more than memory ({self.memory} MiB), which PVE refuses; declare at most memory, or 0 to turn ballooning off',
             )
+        if any(nic.slot == 'net0' for nic in self.nets or ()) and (self.bridge is not None or self.vlan is not None):
+            raise SpecError('nets', 'declares net0, which bridge and vlan declare too; declare net0 in one place: drop bridge and vlan, or net0 from nets')
         if self.gateway is not None and self.ip == 'dhcp':
             raise SpecError('gateway', 'is set but ip is dhcp, which takes its gateway from the DHCP server; drop gateway or declare a static ip')
         if self.gateway is not None and self.ip is None and self.dns_domain is None:
@@ -626,6 +778,8 @@ _OWN_PARSERS: dict[str, Callable[[str, Any], Any]] = {
     'storage': _storage,
     'cpu': _cpu,
     'disk_size': parse_disk_size,
+    'disks': parse_disks,
+    'nets': parse_nets,
     'bridge': _bridge,
     'ip': _ip,
     'gateway': _gateway,

@@ -46,12 +46,12 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     DEFAULT_SEED_STORAGE,
     SpecError,
     VmSpec,
+    allocates_volume,
     as_bool,
     cloudinit_drive_key,
     disk_size,
     drive_volumes,
     grow_needed,
-    is_cloudinit_volume,
     parse_drive,
     parse_property_string,
     parse_size,
@@ -394,8 +394,9 @@ class Execution:
 
     def configure(self, **change):
         settings = change['set']
-        # A drive allocated by the write ("STORAGE:cloudinit") must not be sent twice: the second would fail.
-        allocates = any(is_cloudinit_volume(volume) for volume in drive_volumes(settings).values())
+        # A drive allocated by the write ("STORAGE:cloudinit", "STORAGE:32") must not be sent twice: the second would fail
+        # or allocate another volume.
+        allocates = any(allocates_volume(settings[key]) for key in drive_volumes(settings))
         self._task(
             'POST',
             self.vm.path('/config'),

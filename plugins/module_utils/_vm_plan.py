@@ -79,17 +79,23 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     disk_size,
     display_value,
     format_net,
+    format_property_string,
     format_size,
     grow_needed,
     held_until_restart,
+    is_bus_disk,
     is_cloudinit_key,
+    is_disk,
     is_seed_of,
     parse_drive,
     parse_net,
+    same_drive_properties,
+    same_net,
     same_value,
     seed_drive_key,
     storage_of,
 )
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import disk_view, new_disk_value, nic_view
 
 CONFIGURE = 'configure'
 RESIZE = 'resize'
@@ -253,7 +259,9 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
     _record_owner(spec, observed, owner, updates, before, after)
     drive_added = _add_cloudinit_drive(spec, config, updates, before, after)
     upload, replaced = _attach_seed(spec, seed, config, updates, deletions, before, after)
-    resize = _resize(spec, config, before, after)
+    resizes = _converge_disks(spec, config, updates, deletions, before, after)
+    _converge_nets(spec, config, updates, before, after)
+    resizes += _resize(spec, config, before, after)
     written = [*updates, *deletions]
     running = observed.running
     notes = config.get('description')
@@ -270,7 +278,7 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
     stays_running_unrestarted = running and not (stop or restart)
     ci_written = drive_added or any(is_cloudinit_key(key) for key in written)
     _track_restart(observed, updates, deletions, held, stays_running_unrestarted, keep=restart)
-    actions = [*upload, *_write_actions(updates, deletions, resize, regenerate=ci_written and not stays_running_unrestarted), *replaced]
+    actions = [*upload, *_write_actions(updates, deletions, resizes, regenerate=ci_written and not stays_running_unrestarted), *replaced]
     if stop or restart:
         actions.append(_shutdown(spec))
     if start or restart:
@@ -337,7 +345,9 @@ def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: di
     updates, deletions = _converge_config(spec, base, discarded, after)
     drive_added = _add_cloudinit_drive(spec, base, updates, discarded, after)
     upload, _nothing_replaced = _attach_seed(spec, seed, base, updates, deletions, discarded, after)
-    resize = _resize(spec, base, discarded, after)
+    resizes = _converge_disks(spec, base, updates, deletions, discarded, after)
+    _converge_nets(spec, base, updates, discarded, after)
+    resizes += _resize(spec, base, discarded, after)
     # The clone's Notes: the source's (clone_vm copies them), with the owner record naming the new VMID once it is known.
     clone = Action(
         CLONE,
@@ -355,7 +365,7 @@ def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: di
         ),
     )
     ci_written = drive_added or any(is_cloudinit_key(key) for key in [*updates, *deletions])
-    return [*upload, clone, *_write_actions(updates, deletions, resize, regenerate=ci_written)]
+    return [*upload, clone, *_write_actions(updates, deletions, resizes, regenerate=ci_written)]
 
 
 def _import_actions(spec: VmSpec, creation: Creation, seed: str | None, after: dict[str, Any]) -> list[Action]:
@@ -365,13 +375,16 @@ def _import_actions(spec: VmSpec, creation: Creation, seed: str | None, after: d
         raise ValueError(f'{creation.source.describe()} has no volume to import')
     config = {**_import_config(spec, volume), **updates}
     upload, _nothing_replaced = _attach_seed(spec, seed, config, config, [], {}, after)
-    resize = None
+    # A new VM's disks and devices are all new: the create allocates them.
+    _converge_disks(spec, config, config, [], {}, after)
+    _converge_nets(spec, config, config, {}, after)
+    resizes = []
     if spec.disk_size is not None:
         # The imported image's size is known only after the import: the module checks it then (verify_size).
         after['disk_size'] = format_size(spec.disk_size)
-        resize = Action(RESIZE, {'disk': 'scsi0', 'size': format_size(spec.disk_size), 'verify_size': True})
+        resizes.append(Action(RESIZE, {'disk': 'scsi0', 'size': format_size(spec.disk_size), 'verify_size': True}))
     create = Action(IMPORT, _given(node=creation.node, newid=spec.vmid, pool=spec.pool, config=config, owner_tag=spec.owner_tag))
-    return [*upload, create, *_write_actions({}, [], resize, regenerate=any(is_cloudinit_key(key) for key in updates))]
+    return [*upload, create, *_write_actions({}, [], resizes, regenerate=any(is_cloudinit_key(key) for key in updates))]
 
 
 def _given(**params: Any) -> dict[str, Any]:
@@ -382,12 +395,11 @@ def _shutdown(spec: VmSpec) -> Action:
     return Action(SHUTDOWN, _given(timeout=spec.shutdown_timeout))
 
 
-def _write_actions(updates: Mapping[str, Any], deletions: list[str], resize: Action | None, regenerate: bool) -> list[Action]:
+def _write_actions(updates: Mapping[str, Any], deletions: list[str], resizes: list[Action], regenerate: bool) -> list[Action]:
     actions = []
     if updates or deletions:
         actions.append(Action(CONFIGURE, {'set': dict(updates), 'delete': list(deletions)}))
-    if resize is not None:
-        actions.append(resize)
+    actions.extend(resizes)
     if regenerate:
         actions.append(Action(REGENERATE_CLOUDINIT))
     return actions
@@ -455,9 +467,9 @@ def _attach_seed(
     return [Action(UPLOAD_SEED, {'volid': seed})], replaced
 
 
-def _resize(spec: VmSpec, config: Mapping[str, Any], before: dict[str, Any], after: dict[str, Any]) -> Action | None:
+def _resize(spec: VmSpec, config: Mapping[str, Any], before: dict[str, Any], after: dict[str, Any]) -> list[Action]:
     if spec.disk_size is None:
-        return None
+        return []
     disk = boot_disk_key(config)
     if disk is None:
         raise SpecError('disk_size', 'is declared but the VM has no disk to grow; drop disk_size or give the VM a disk image')
@@ -465,9 +477,63 @@ def _resize(spec: VmSpec, config: Mapping[str, Any], before: dict[str, Any], aft
     before['disk_size'] = format_size(current) if current is not None else None
     if not grow_needed(spec.disk_size, current, disk):
         after['disk_size'] = before['disk_size']
-        return None
+        return []
     after['disk_size'] = format_size(spec.disk_size)
-    return Action(RESIZE, {'disk': disk, 'size': format_size(spec.disk_size)})
+    return [Action(RESIZE, {'disk': disk, 'size': format_size(spec.disk_size)})]
+
+
+def _converge_disks(
+    spec: VmSpec, config: Mapping[str, Any], updates: dict[str, Any], deletions: list[str], before: dict[str, Any], after: dict[str, Any]
+) -> list[Action]:
+    """The declared disks (``disks``) into ``updates`` (a new one allocated, declared properties set over the others), and
+    with ``remove_undeclared_disks`` the other disks but the boot disk into ``deletions``; fills both diff sides, one
+    entry per slot. Returns the resizes of disks that grow."""
+    boot = boot_disk_key(config)
+    resizes = []
+    for disk in spec.disks or ():
+        current = config.get(disk.slot)
+        if disk.slot == boot:
+            raise SpecError(disk.option('slot'), f'is {disk.slot}, the boot disk of the VM; disks declares further disks, disk_size the boot disk\'s size')
+        if current is not None and not is_disk(current):
+            raise SpecError(disk.option('slot'), f'is {disk.slot}, which holds a CD-ROM drive of the VM ({parse_drive(current)[0]}); choose a free slot')
+        if current is None:
+            storage = disk.storage or spec.storage or (storage_of(parse_drive(config[boot])[0]) if boot else None)
+            if storage is None:
+                raise SpecError(disk.option('storage'), f'is needed to allocate {disk.slot}: the VM has no disk on a storage to put it beside; declare storage')
+            updates[disk.slot] = new_disk_value(disk, storage)
+            before[disk.slot], after[disk.slot] = None, disk_view(disk, f'{storage}:', dict(disk.properties), format_size(disk.size))
+            continue
+        volume, properties = parse_drive(current)
+        size = disk_size(config, disk.slot)
+        shown = format_size(size) if size is not None else None
+        wanted = {**properties, **dict(disk.properties)}
+        if not same_drive_properties(properties, wanted):
+            updates[disk.slot] = format_property_string({'file': volume, **wanted}, 'file')
+        if grow_needed(disk.size, size, disk.slot, disk.option('size')):
+            resizes.append(Action(RESIZE, {'disk': disk.slot, 'size': format_size(disk.size)}))
+            shown = format_size(disk.size)
+        before[disk.slot] = disk_view(disk, volume, properties, format_size(size) if size is not None else None)
+        after[disk.slot] = disk_view(disk, volume, wanted, shown)
+    if spec.remove_undeclared_disks:
+        declared = {disk.slot for disk in spec.disks or ()}
+        for key in sorted(key for key, value in config.items() if is_bus_disk(key, value) and key != boot and key not in declared):
+            # PVE keeps the volume as unusedN (qemu-server PVE/QemuServer.pm, vmconfig_delete_or_detach_drive).
+            deletions.append(key)
+            before[key], after[key] = parse_drive(config[key])[0], None
+    return resizes
+
+
+def _converge_nets(spec: VmSpec, config: Mapping[str, Any], updates: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
+    """The declared network devices (``nets``) into ``updates``, each written over the current one (its MAC and other
+    properties kept; a new one VirtIO on the default bridge); fills both diff sides with the declared properties."""
+    for nic in spec.nets or ():
+        current = config.get(nic.slot)
+        properties = parse_net(current) if current else {'model': DEFAULT_NIC_MODEL, 'bridge': DEFAULT_BRIDGE}
+        wanted = {**properties, **dict(nic.properties)}
+        value = format_net(wanted)
+        if not current or not same_net(current, value):
+            updates[nic.slot] = value
+        before[nic.slot], after[nic.slot] = nic_view(nic, parse_net(current) if current else None), nic_view(nic, wanted)
 
 
 def _clone_config(source_config: Mapping[str, Any]) -> dict[str, Any]:

@@ -326,6 +326,47 @@ VM_OPTIONS = (
         template_spec=True,
     ),
     VmOption(
+        'disks',
+        'list',
+        elements='dict',
+        doc=(
+            'Further disks of the VM, each a dict. C(slot) (required) is its PVE drive key: C(scsi0)-C(scsi30), '
+            'C(virtio0)-C(virtio15), C(sata0)-C(sata5) or C(ide0)-C(ide3). C(size) (required) is its size as in '
+            'O(disk_size) (V(32G); a bare number is GiB); it only grows, and a size below the current one is an '
+            'error naming the disk.',
+            'A missing disk is allocated on C(storage), else on O(storage), else on the storage of the boot disk. An '
+            'existing disk is never moved to another storage.',
+            'C(cache) (V(none), V(writethrough), V(writeback), V(unsafe), V(directsync)), C(discard), C(ssd) (not on '
+            'VirtIO), C(iothread) (SCSI and VirtIO only) and C(backup) (booleans) are set when given; the disk\'s '
+            'other properties are kept. On a running VM, PVE applies a changed C(cache), C(discard), C(ssd) or '
+            'C(iothread), and a new IDE or SATA disk, only at the next boot (RV(reboot_required)).',
+            'Disks the VM has and this list does not name are left alone, unless O(remove_undeclared_disks) is set. '
+            'The boot disk is not one of them (O(disk_size) sizes it): a C(slot) naming it is refused.',
+        ),
+        variable='pve_disks',
+        variable_doc=(
+            'Further disks of the machine: a list of dicts with C(slot) (V(scsi1)), C(size) (V(32G), grow only) and '
+            'optionally C(storage), C(cache), C(discard), C(ssd), C(iothread), C(backup). See '
+            'P(puls.proxmox.pve_vm#module) O(puls.proxmox.pve_vm#module:disks).',
+        ),
+        build=True,
+        template_spec=True,
+    ),
+    VmOption(
+        'remove_undeclared_disks',
+        'bool',
+        default=False,
+        doc=(
+            'Detach the disks of the VM that neither O(disks) names nor are its boot disk (CD-ROM drives, the '
+            'cloud-init drive, the EFI disk and the TPM state are never touched).',
+            'PVE keeps a detached disk\'s volume as an C(unusedN) entry of the VM\'s config; nothing is deleted. A '
+            'running VM lets go of a SCSI or VirtIO disk at once with hotplug C(disk), of an IDE or SATA disk at its '
+            'next boot.',
+        ),
+        variable='pve_remove_undeclared_disks',
+        variable_doc=('Detach the disks of the machine that O(pve_disks) does not name (other than its boot disk); PVE keeps them as unused disks.',),
+    ),
+    VmOption(
         'bridge',
         'str',
         doc=(
@@ -347,6 +388,27 @@ VM_OPTIONS = (
         doc=('VLAN tag (1-4094) of the first network device.',),
         variable='pve_vlan',
         variable_doc=('VLAN tag of the first network device.',),
+        build=True,
+        template_spec=True,
+    ),
+    VmOption(
+        'nets',
+        'list',
+        elements='dict',
+        doc=(
+            'Network devices of the VM, each a dict. C(slot) (required) is its PVE key, C(net0)-C(net31); C(net0) only'
+            ' when O(bridge) and O(vlan) are not declared, since they describe it.',
+            'C(bridge), C(vlan) (1-4094, PVE\'s C(tag)), C(model) (V(virtio), V(e1000), V(vmxnet3), ...), C(firewall) '
+            '(boolean) and C(mtu) (VirtIO only; V(1) takes the bridge\'s MTU) are set when given; the MAC PVE '
+            'assigned and every other property are kept. A new device is VirtIO on V(vmbr0) unless it says '
+            'otherwise.',
+            'Devices the VM has and this list does not name are left alone.',
+        ),
+        variable='pve_nets',
+        variable_doc=(
+            'Network devices of the machine: a list of dicts with C(slot) (V(net1)) and optionally C(bridge), C(vlan),'
+            ' C(model), C(firewall), C(mtu). See P(puls.proxmox.pve_vm#module) O(puls.proxmox.pve_vm#module:nets).',
+        ),
         build=True,
         template_spec=True,
     ),

@@ -1,0 +1,176 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""disks, nets and remove_undeclared_disks: checked (errors name the entry's field), planned (only declared
+properties written and shown, grow only, undeclared disks left alone unless asked), and what waits for a restart."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, VmSpec, allocates_volume, held_until_restart
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import CONFIGURE, RESIZE, Observed, plan_vm
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import role_options
+
+OWNED = {
+    'name': 'app',
+    'tags': 'puls-managed',
+    'description': '[puls-owner: puls-managed=100]',
+    'boot': 'order=scsi0',
+    'scsi0': 'local-lvm:vm-100-disk-0,size=8G',
+    'scsi1': 'local-lvm:vm-100-disk-1,cache=none,size=16G',
+    'scsi2': 'local-lvm:vm-100-disk-2,size=4G',
+    'ide2': 'local:iso/installer.iso,media=cdrom',
+    'net0': 'virtio=BC:24:11:00:00:01,bridge=vmbr0',
+    'net1': 'e1000=BC:24:11:00:00:02,bridge=vmbr1,tag=20',
+}
+
+
+def spec(**params) -> VmSpec:
+    return VmSpec.from_params({'name': 'app', **params})
+
+
+def plan(status='stopped', **params):
+    return plan_vm(spec(**params), Observed(100, 'pve1', status, OWNED))
+
+
+def test_disks_and_nets_are_lists_of_dicts_with_role_variables():
+    assert ARGUMENT_SPEC['disks'] == {'type': 'list', 'elements': 'dict'}
+    assert ARGUMENT_SPEC['nets'] == {'type': 'list', 'elements': 'dict'}
+    assert ARGUMENT_SPEC['remove_undeclared_disks'] == {'type': 'bool', 'default': False}
+    options = role_options('machine', {'pve_disks': [{'slot': 'scsi1', 'size': 16}], 'pve_nets': [{'slot': 'net1'}], 'pve_remove_undeclared_disks': True})
+    assert options['disks'] == [{'slot': 'scsi1', 'size': 16}] and options['nets'] == [{'slot': 'net1'}] and options['remove_undeclared_disks']
+
+
+@pytest.mark.parametrize(
+    'disks, option, message',
+    [
+        ([{'slot': 'nvme1', 'size': 8}], 'disks[0].slot', "is 'nvme1', which is not a disk slot PVE has"),
+        ([{'slot': 'scsi31', 'size': 8}], 'disks[0].slot', 'scsi0-scsi30'),
+        ([{'size': 8}], 'disks[0].slot', 'is required'),
+        ([{'slot': 'scsi1'}], 'disks[0].size', 'is required'),
+        ([{'slot': 'scsi1', 'size': '+8G'}], 'disks[0].size', 'not an increment'),
+        ([{'slot': 'scsi1', 'size': 8, 'cache': 'fast'}], 'disks[0].cache', 'must be one of none, writethrough'),
+        ([{'slot': 'virtio1', 'size': 8, 'ssd': True}], 'disks[0].ssd', 'is not a property of a virtio disk'),
+        ([{'slot': 'sata1', 'size': 8, 'iothread': True}], 'disks[0].iothread', 'is not a property of a sata disk'),
+        ([{'slot': 'scsi1', 'size': 8, 'discard': 'maybe'}], 'disks[0].discard', 'must be true or false'),
+        ([{'slot': 'scsi1', 'size': 8, 'sise': 8}], 'disks[0]', 'has unknown key(s) sise'),
+        ([{'slot': 'scsi1', 'size': 8}, {'slot': 'SCSI1', 'size': 9}], 'disks', 'declares scsi1 more than once'),
+        ('scsi1', 'disks', 'must be a list of dicts'),
+    ],
+)
+def test_a_bad_disk_is_refused_naming_its_field(disks, option, message):
+    with pytest.raises(SpecError) as caught:
+        spec(disks=disks)
+    assert caught.value.option == option and message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    'nets, option, message',
+    [
+        ([{'slot': 'eth1'}], 'nets[0].slot', 'use net0 to net31'),
+        ([{'slot': 'net1', 'vlan': 5000}], 'nets[0].vlan', 'from 1 to 4094'),
+        ([{'slot': 'net1', 'model': 'tulip'}], 'nets[0].model', 'must be one of e1000'),
+        ([{'slot': 'net1', 'model': 'e1000', 'mtu': 9000}], 'nets[0].mtu', 'VirtIO devices only'),
+        ([{'slot': 'net1', 'bridge': 'vmbr 1'}], 'nets[0].bridge', 'must be a bridge name'),
+    ],
+)
+def test_a_bad_nic_is_refused_naming_its_field(nets, option, message):
+    with pytest.raises(SpecError) as caught:
+        spec(nets=nets)
+    assert caught.value.option == option and message in str(caught.value)
+
+
+def test_net0_is_declared_in_one_place():
+    with pytest.raises(SpecError, match=r'^nets declares net0, which bridge and vlan declare too'):
+        spec(bridge='vmbr1', nets=[{'slot': 'net0', 'bridge': 'vmbr2'}])
+    assert spec(nets=[{'slot': 'net0', 'bridge': 'vmbr2'}]).nets[0].slot == 'net0'
+
+
+def test_a_converged_vm_plans_nothing():
+    converged = plan(
+        disks=[{'slot': 'scsi1', 'size': '16G', 'cache': 'none'}, {'slot': 'scsi2', 'size': 4}],
+        nets=[{'slot': 'net1', 'bridge': 'vmbr1', 'vlan': 20, 'model': 'e1000'}],
+    )
+    assert converged.actions == ()
+    assert converged.diff['before']['scsi1'] == {'storage': 'local-lvm', 'size': '16G', 'cache': 'none'}
+    assert converged.diff['before']['net1'] == {'bridge': 'vmbr1', 'tag': '20', 'model': 'e1000'}
+
+
+def test_a_new_disk_is_allocated_on_its_storage_with_its_properties():
+    new = plan(storage='local-lvm', disks=[{'slot': 'virtio3', 'size': '512M', 'discard': True, 'iothread': True, 'storage': 'fast'}])
+    assert new.actions[0].params['set'] == {'virtio3': 'fast:0.5,discard=on,iothread=1'}
+    assert new.diff['before']['virtio3'] is None
+    assert new.diff['after']['virtio3'] == {'storage': 'fast', 'size': '512M', 'discard': 'on', 'iothread': '1'}
+
+
+def test_a_new_disk_without_storage_goes_beside_the_boot_disk():
+    assert plan(disks=[{'slot': 'scsi3', 'size': 2}]).actions[0].params['set'] == {'scsi3': 'local-lvm:2'}
+
+
+def test_changed_disk_properties_are_written_over_the_others_and_a_larger_size_grows_it():
+    changed = plan(disks=[{'slot': 'scsi1', 'size': '20G', 'cache': 'writeback', 'ssd': True}])
+    assert [action.kind for action in changed.actions] == [CONFIGURE, RESIZE]
+    assert changed.actions[0].params['set'] == {'scsi1': 'local-lvm:vm-100-disk-1,cache=writeback,size=16G,ssd=1'}
+    assert changed.actions[1].params == {'disk': 'scsi1', 'size': '20G'}
+    assert changed.diff['before']['scsi1'] == {'storage': 'local-lvm', 'size': '16G', 'cache': 'none', 'ssd': None}
+    assert changed.diff['after']['scsi1'] == {'storage': 'local-lvm', 'size': '20G', 'cache': 'writeback', 'ssd': '1'}
+
+
+def test_a_smaller_disk_is_an_error_naming_the_disk():
+    with pytest.raises(SpecError) as caught:
+        plan(disks=[{'slot': 'scsi1', 'size': '8G'}])
+    assert caught.value.option == 'disks[0].size'
+    assert 'below the current size 16G of scsi1' in str(caught.value)
+
+
+@pytest.mark.parametrize('slot, message', [('scsi0', 'the boot disk'), ('ide2', 'holds a CD-ROM drive')])
+def test_a_disk_on_the_boot_disk_or_a_cdrom_slot_is_refused(slot, message):
+    with pytest.raises(SpecError, match=message) as caught:
+        plan(disks=[{'slot': slot, 'size': 64}])
+    assert caught.value.option == 'disks[0].slot'
+
+
+def test_undeclared_disks_are_left_alone_unless_asked_then_detached():
+    assert not plan(disks=[{'slot': 'scsi1', 'size': 16}]).changed
+    detach = plan(disks=[{'slot': 'scsi1', 'size': 16}], remove_undeclared_disks=True)
+    # The boot disk and the CD-ROM drive stay; scsi2 goes (PVE keeps its volume as unusedN).
+    assert detach.actions[0].params == {'set': {}, 'delete': ['scsi2']}
+    assert detach.diff['before']['scsi2'] == 'local-lvm:vm-100-disk-2' and detach.diff['after']['scsi2'] is None
+
+
+def test_a_nic_keeps_its_mac_and_undeclared_properties():
+    changed = plan(nets=[{'slot': 'net1', 'bridge': 'vmbr2', 'vlan': 30, 'firewall': True}])
+    assert changed.actions[0].params['set'] == {'net1': 'e1000=BC:24:11:00:00:02,bridge=vmbr2,tag=30,firewall=1'}
+    assert changed.diff['before']['net1'] == {'bridge': 'vmbr1', 'tag': '20', 'firewall': None}
+    assert changed.diff['after']['net1'] == {'bridge': 'vmbr2', 'tag': '30', 'firewall': '1'}
+
+
+def test_a_new_nic_is_virtio_on_the_default_bridge_unless_declared():
+    assert plan(nets=[{'slot': 'net2', 'vlan': 5}]).actions[0].params['set'] == {'net2': 'virtio,bridge=vmbr0,tag=5'}
+
+
+def test_a_new_disk_allocates_so_its_write_is_not_repeated():
+    assert allocates_volume('local-lvm:32,cache=none') and allocates_volume('local-lvm:0.5')
+    assert not allocates_volume('local-lvm:vm-100-disk-1,size=32G')
+
+
+@pytest.mark.parametrize(
+    'key, hotplug, value, held',
+    [
+        ('scsi3', None, 'local-lvm:4', False),  # a new SCSI disk is hot-plugged with PVE's default hotplug
+        ('sata3', None, 'local-lvm:4', True),  # never IDE or SATA
+        ('scsi3', 'network', 'local-lvm:4', True),  # nor without hotplug disk
+        ('scsi2', None, None, False),  # detached at once
+        ('scsi1', None, 'local-lvm:vm-100-disk-1,cache=writeback,size=16G', True),  # cache waits for the next boot
+        ('scsi1', None, 'local-lvm:vm-100-disk-1,backup=0,cache=none,size=16G', False),  # backup is no QEMU setting
+    ],
+)
+def test_what_a_running_vm_takes_of_a_disk_change_follows_pve(key, hotplug, value, held):
+    config = dict(OWNED, **({'hotplug': hotplug} if hotplug else {}))
+    assert held_until_restart(key, config, value) is held
+
+
+def test_a_running_vm_reports_a_changed_cache_as_awaiting_a_restart():
+    changed = plan(status='running', disks=[{'slot': 'scsi1', 'size': 16, 'cache': 'writeback'}])
+    assert changed.reboot_required == ('scsi1',)
