@@ -159,6 +159,39 @@ options:
       - Devices the VM has and this list does not name are left alone.
     type: list
     elements: dict
+  bios:
+    description:
+      - 'Firmware: V(seabios) (BIOS, PVE''s default) or V(ovmf) (UEFI; give it an O(efidisk)). Takes effect at the
+        next boot.'
+    type: str
+    choices:
+      - seabios
+      - ovmf
+  efidisk:
+    description:
+      - 'The EFI disk (C(efidisk0)) that keeps the UEFI variables of O(bios=ovmf): a dict with C(storage) (else
+        O(storage), else the boot disk''s storage) and C(pre_enrolled_keys) (boolean: Microsoft and distribution
+        Secure Boot keys enrolled). It is made with C(efitype=4m), which Secure Boot needs.'
+      - A VM without one gets it; an existing EFI disk is kept as it is (its boot entries live there).
+    type: dict
+  tpm:
+    description:
+      - 'The TPM state (C(tpmstate0)), for example for Windows 11: a dict with C(storage) (else O(storage), else
+        the boot disk''s storage) and C(version) (V(v2.0), the default, or V(v1.2)).'
+      - A VM without one gets it. PVE cannot change the version of an existing TPM state, so another version is
+        an error.
+    type: dict
+  serial:
+    description:
+      - 'The first serial port (C(serial0)): V(socket) (a console on PVE''s terminal, which cloud images expect)
+        or a host device such as V(/dev/ttyS0). An empty string removes it. Takes effect at the next boot.'
+    type: str
+  vga:
+    description:
+      - 'The display (C(vga)): V(std), V(qxl), V(virtio), V(serial0) (the serial console as display), V(none), ...,
+        optionally with properties (V(std,memory=32)); properties the VM has and the value does not name are kept.
+        An empty string removes the key (PVE''s default display). Takes effect at the next boot.'
+    type: str
   ip:
     description:
       - IPv4 address of the first network device, set by cloud-init (C(ipconfig0)). V(10.0.0.5) (a /24), V(10.0.0.5/22),

@@ -46,10 +46,15 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import (
     DISK_FLAGS,
     DISK_KEYS,
     DISK_SLOTS,
+    EFIDISK_KEYS,
     MAX_NETS,
     NET_KEYS,
     SLOT,
+    TPM_KEYS,
+    TPM_VERSIONS,
+    VGA_TYPES,
     DiskSpec,
+    FirmwareDrive,
     NicSpec,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import OPTIONS_BY_NAME, VM_OPTIONS, VmOption
@@ -669,6 +674,56 @@ def parse_nets(option: str, value: Any) -> tuple[NicSpec, ...]:
     return tuple(nics)
 
 
+def _settings(option: str, value: Any, known: tuple[str, ...]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise SpecError(option, f"must be a dict with {' and/or '.join(known)} (got {value!r})")
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        raise SpecError(option, f"has unknown key(s) {', '.join(unknown)}; the keys are {', '.join(known)}")
+    return value
+
+
+def _firmware_storage(option: str, settings: Mapping[str, Any]) -> str | None:
+    return None if settings.get('storage') is None else _storage(f'{option}.storage', settings['storage'])
+
+
+def parse_efidisk(option: str, value: Any) -> FirmwareDrive:
+    """The checked ``efidisk`` option: a 4 MiB EFI vars disk (efitype 4m, which Secure Boot needs: Drive.pm)."""
+    settings = _settings(option, value, EFIDISK_KEYS)
+    properties = {'efitype': '4m'}
+    if settings.get('pre_enrolled_keys') is not None:
+        properties['pre-enrolled-keys'] = str(int(_flag(f'{option}.pre_enrolled_keys', settings['pre_enrolled_keys'])))
+    return FirmwareDrive('efidisk0', option, _firmware_storage(option, settings), tuple(properties.items()))
+
+
+def parse_tpm(option: str, value: Any) -> FirmwareDrive:
+    """The checked ``tpm`` option: a TPM state volume of ``version`` (v2.0 unless declared)."""
+    settings = _settings(option, value, TPM_KEYS)
+    version = settings.get('version') or 'v2.0'
+    if version not in TPM_VERSIONS:
+        raise SpecError(f'{option}.version', f"must be one of {', '.join(TPM_VERSIONS)} (got {version!r})")
+    return FirmwareDrive('tpmstate0', option, _firmware_storage(option, settings), (('version', version),))
+
+
+def _serial(option: str, value: Any) -> str:
+    # qemu-server PVE/QemuServer.pm $serialdesc: "(/dev/.+|socket)".
+    text = str(value).strip()
+    if text and not re.fullmatch(r'/dev/[^,]+|socket', text):
+        raise SpecError(option, f"must be socket (a console on PVE's terminal) or a host device such as /dev/ttyS0, or empty to remove it (got {value!r})")
+    return text
+
+
+def _vga(option: str, value: Any) -> str:
+    text = str(value).strip()
+    try:
+        kind = parse_property_string(text, 'type').get('type') if text else ''
+    except ValueError:
+        kind = None
+    if kind is not None and (kind in VGA_TYPES or not text):
+        return text
+    raise SpecError(option, f"must be a display type ({', '.join(VGA_TYPES)}), optionally with ',memory=MiB', or empty to remove it (got {value!r})")
+
+
 @dataclass(frozen=True)
 class VmSpec:
     """The validated pve_vm options; None = not managed. ``ip`` is an IPv4Interface or ``'dhcp'``, ``disk_size`` bytes."""
@@ -694,6 +749,11 @@ class VmSpec:
     bridge: str | None = None
     vlan: int | None = None
     nets: tuple[NicSpec, ...] | None = None
+    bios: str | None = None
+    efidisk: FirmwareDrive | None = None
+    tpm: FirmwareDrive | None = None
+    serial: str | None = None
+    vga: str | None = None
     ip: ipaddress.IPv4Interface | str | None = None
     gateway: ipaddress.IPv4Address | None = None
     nameservers: tuple[str, ...] | None = None
@@ -765,6 +825,8 @@ class VmSpec:
             )
         if any(nic.slot == 'net0' for nic in self.nets or ()) and (self.bridge is not None or self.vlan is not None):
             raise SpecError('nets', 'declares net0, which bridge and vlan declare too; declare net0 in one place: drop bridge and vlan, or net0 from nets')
+        if self.efidisk is not None and self.bios == 'seabios':
+            raise SpecError('efidisk', 'holds the EFI variables of OVMF, and bios is seabios; declare bios: ovmf, or drop efidisk')
         if self.gateway is not None and self.ip == 'dhcp':
             raise SpecError('gateway', 'is set but ip is dhcp, which takes its gateway from the DHCP server; drop gateway or declare a static ip')
         if self.gateway is not None and self.ip is None and self.dns_domain is None:
@@ -780,6 +842,10 @@ _OWN_PARSERS: dict[str, Callable[[str, Any], Any]] = {
     'disk_size': parse_disk_size,
     'disks': parse_disks,
     'nets': parse_nets,
+    'efidisk': parse_efidisk,
+    'tpm': parse_tpm,
+    'serial': _serial,
+    'vga': _vga,
     'bridge': _bridge,
     'ip': _ip,
     'gateway': _gateway,
@@ -882,6 +948,13 @@ def _render_cpu(spec: VmSpec, current: Any) -> str:
     return format_property_string(props, 'cputype')
 
 
+def _render_vga(spec: VmSpec, current: Any) -> str | None:
+    # Declared properties over the current ones ("std" keeps a memory= set by hand); empty removes the key.
+    if not spec.vga:
+        return None
+    return format_property_string({**parse_property_string(current, 'type'), **parse_property_string(spec.vga, 'type')}, 'type')
+
+
 def _render_tags(spec: VmSpec, current: Any) -> str:
     # Undeclared tags are left as they are; the owner tag is on every VM pve_vm manages.
     tags = spec.tags if spec.tags is not None else normalize_tags(current)
@@ -914,6 +987,10 @@ _OWN_KEYS: dict[str, _ConfigKey] = {
         lambda value: list(decode_sshkeys(value)) if value else None,
     ),
     'tags': _ConfigKey(('tags', 'owner_tag'), _render_tags, normalize_tags, lambda value: sorted(normalize_tags(value))),
+    # qemu-server PVE/QemuServer.pm $confdesc: no bios key is SeaBIOS.
+    'bios': _ConfigKey(('bios',), lambda spec, current: spec.bios, lambda value: value or 'seabios', _as_text),
+    'serial0': _ConfigKey(('serial',), lambda spec, current: spec.serial or None, lambda value: str(value or ''), _as_text),
+    'vga': _ConfigKey(('vga',), _render_vga, lambda value: parse_property_string(value, 'type'), _as_text),
 }
 # In the options' order, so that a diff lists the keys as pve_vm's documentation lists the options.
 _KEYS: dict[str, _ConfigKey] = dict(

@@ -35,6 +35,12 @@ BUSES_OF = {'ssd': ('ide', 'sata', 'scsi'), 'iothread': ('scsi', 'virtio')}
 DISK_FLAGS = ('discard', 'ssd', 'iothread', 'backup')
 DISK_KEYS = ('slot', 'size', 'storage', 'cache', *DISK_FLAGS)  # an entry's keys, as the errors list them
 NET_KEYS = ('slot', 'bridge', 'vlan', 'model', 'firewall', 'mtu')
+EFIDISK_KEYS = ('storage', 'pre_enrolled_keys')
+TPM_KEYS = ('storage', 'version')
+# qemu-server PVE/QemuServer/Drive.pm: tpmstate0's versions; v2.0 is what a current guest (Windows 11) needs.
+TPM_VERSIONS = ('v2.0', 'v1.2')
+# qemu-server PVE/QemuServer.pm $vga_fmt: the display types.
+VGA_TYPES = ('std', 'cirrus', 'qxl', 'qxl2', 'qxl3', 'qxl4', 'none', 'serial0', 'serial1', 'serial2', 'serial3', 'virtio', 'virtio-gl', 'vmware')
 SLOT = re.compile(r'^([a-z]+)(\d+)$')
 _GIB = 1024**3
 
@@ -61,6 +67,25 @@ class NicSpec:
 
     slot: str
     properties: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class FirmwareDrive:
+    """A declared EFI disk (``efidisk0``) or TPM state (``tpmstate0``): the storage a new one goes to, and the properties it
+    is created with in PVE's names (``efitype``, ``pre-enrolled-keys``; ``version``)."""
+
+    key: str
+    option: str
+    storage: str | None
+    properties: tuple[tuple[str, str], ...]
+
+    def new_value(self, storage: str) -> str:
+        """The value that makes PVE create it (qemu-server PVE/API2/Qemu.pm create_disks: its size is PVE's own)."""
+        return ','.join([f'{storage}:1'] + [f'{key}={value}' for key, value in self.properties])
+
+    def view(self, volume: str | None, properties: Mapping[str, str]) -> dict[str, Any]:
+        """What the diff shows of it: its storage and the declared properties."""
+        return {'storage': volume.partition(':')[0] if volume and ':' in volume else None, **{key: properties.get(key) for key, _value in self.properties}}
 
 
 def new_disk_value(disk: DiskSpec, storage: str) -> str:

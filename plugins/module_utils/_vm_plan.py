@@ -261,6 +261,7 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
     upload, replaced = _attach_seed(spec, seed, config, updates, deletions, before, after)
     resizes = _converge_disks(spec, config, updates, deletions, before, after)
     _converge_nets(spec, config, updates, before, after)
+    _add_firmware_drives(spec, config, updates, before, after)
     resizes += _resize(spec, config, before, after)
     written = [*updates, *deletions]
     running = observed.running
@@ -347,6 +348,7 @@ def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: di
     upload, _nothing_replaced = _attach_seed(spec, seed, base, updates, deletions, discarded, after)
     resizes = _converge_disks(spec, base, updates, deletions, discarded, after)
     _converge_nets(spec, base, updates, discarded, after)
+    _add_firmware_drives(spec, base, updates, discarded, after)
     resizes += _resize(spec, base, discarded, after)
     # The clone's Notes: the source's (clone_vm copies them), with the owner record naming the new VMID once it is known.
     clone = Action(
@@ -378,6 +380,7 @@ def _import_actions(spec: VmSpec, creation: Creation, seed: str | None, after: d
     # A new VM's disks and devices are all new: the create allocates them.
     _converge_disks(spec, config, config, [], {}, after)
     _converge_nets(spec, config, config, {}, after)
+    _add_firmware_drives(spec, config, config, {}, after)
     resizes = []
     if spec.disk_size is not None:
         # The imported image's size is known only after the import: the module checks it then (verify_size).
@@ -497,9 +500,7 @@ def _converge_disks(
         if current is not None and not is_disk(current):
             raise SpecError(disk.option('slot'), f'is {disk.slot}, which holds a CD-ROM drive of the VM ({parse_drive(current)[0]}); choose a free slot')
         if current is None:
-            storage = disk.storage or spec.storage or (storage_of(parse_drive(config[boot])[0]) if boot else None)
-            if storage is None:
-                raise SpecError(disk.option('storage'), f'is needed to allocate {disk.slot}: the VM has no disk on a storage to put it beside; declare storage')
+            storage = _new_volume_storage(spec, config, disk.storage, disk.option('storage'), disk.slot)
             updates[disk.slot] = new_disk_value(disk, storage)
             before[disk.slot], after[disk.slot] = None, disk_view(disk, f'{storage}:', dict(disk.properties), format_size(disk.size))
             continue
@@ -521,6 +522,38 @@ def _converge_disks(
             deletions.append(key)
             before[key], after[key] = parse_drive(config[key])[0], None
     return resizes
+
+
+def _new_volume_storage(spec: VmSpec, config: Mapping[str, Any], declared: str | None, option: str, key: str) -> str:
+    """Where a new volume of the VM goes: its declared storage, else ``storage``, else beside the boot disk."""
+    boot = boot_disk_key(config)
+    storage = declared or spec.storage or (storage_of(parse_drive(config[boot])[0]) if boot else None)
+    if storage is None:
+        raise SpecError(option, f'is needed to allocate {key}: the VM has no disk on a storage to put it beside; declare it, or storage')
+    return storage
+
+
+def _add_firmware_drives(spec: VmSpec, config: Mapping[str, Any], updates: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
+    """The declared EFI disk and TPM state into ``updates`` when the VM has none; an existing one is kept (the EFI vars
+    hold the boot entries; a TPM state's version cannot change: qemu-server PVE/API2/Qemu.pm, prohibit_tpm_version_change)."""
+    for drive in (spec.efidisk, spec.tpm):
+        if drive is None:
+            continue
+        current = config.get(drive.key)
+        if current:
+            volume, properties = parse_drive(current)
+            declared, found = dict(drive.properties).get('version'), properties.get('version', 'v1.2')
+            if drive.key == 'tpmstate0' and declared != found:
+                raise SpecError(
+                    f'{drive.option}.version',
+                    f'is {declared}, but the TPM state of the VM ({volume}) is {found}, and PVE cannot change the version of a TPM '
+                    f'state; declare {found}, or remove tpmstate0 from the VM by hand (the keys it holds are lost)',
+                )
+            before[drive.key] = after[drive.key] = drive.view(volume, properties)
+            continue
+        storage = _new_volume_storage(spec, config, drive.storage, f'{drive.option}.storage', drive.key)
+        updates[drive.key] = drive.new_value(storage)
+        before[drive.key], after[drive.key] = None, drive.view(f'{storage}:', dict(drive.properties))
 
 
 def _converge_nets(spec: VmSpec, config: Mapping[str, Any], updates: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:

@@ -413,6 +413,70 @@ VM_OPTIONS = (
         template_spec=True,
     ),
     VmOption(
+        'bios',
+        'str',
+        choices=('seabios', 'ovmf'),
+        doc=('Firmware: V(seabios) (BIOS, PVE\'s default) or V(ovmf) (UEFI; give it an O(efidisk)). Takes effect at the next boot.',),
+        variable='pve_bios',
+        variable_doc=('Firmware, V(seabios) or V(ovmf) (UEFI).',),
+        build=True,
+        template_spec=True,
+        template_config=True,
+    ),
+    VmOption(
+        'efidisk',
+        'dict',
+        doc=(
+            'The EFI disk (C(efidisk0)) that keeps the UEFI variables of O(bios=ovmf): a dict with C(storage) (else '
+            'O(storage), else the boot disk\'s storage) and C(pre_enrolled_keys) (boolean: Microsoft and distribution '
+            'Secure Boot keys enrolled). It is made with C(efitype=4m), which Secure Boot needs.',
+            'A VM without one gets it; an existing EFI disk is kept as it is (its boot entries live there).',
+        ),
+        variable='pve_efidisk',
+        variable_doc=('The EFI disk of a UEFI machine: a dict with C(storage) and C(pre_enrolled_keys).',),
+        build=True,
+        template_spec=True,
+    ),
+    VmOption(
+        'tpm',
+        'dict',
+        doc=(
+            'The TPM state (C(tpmstate0)), for example for Windows 11: a dict with C(storage) (else O(storage), else '
+            'the boot disk\'s storage) and C(version) (V(v2.0), the default, or V(v1.2)).',
+            'A VM without one gets it. PVE cannot change the version of an existing TPM state, so another version is an error.',
+        ),
+        variable='pve_tpm',
+        variable_doc=('The TPM state of the machine: a dict with C(storage) and C(version) (V(v2.0)).',),
+        build=True,
+        template_spec=True,
+    ),
+    VmOption(
+        'serial',
+        'str',
+        doc=(
+            'The first serial port (C(serial0)): V(socket) (a console on PVE\'s terminal, which cloud images expect) or '
+            'a host device such as V(/dev/ttyS0). An empty string removes it. Takes effect at the next boot.',
+        ),
+        variable='pve_serial',
+        variable_doc=('The first serial port, V(socket) for a serial console.',),
+        build=True,
+        template_spec=True,
+    ),
+    VmOption(
+        'vga',
+        'str',
+        doc=(
+            'The display (C(vga)): V(std), V(qxl), V(virtio), V(serial0) (the serial console as display), V(none), ...,'
+            ' optionally with properties (V(std,memory=32)); properties the VM has and the value does not name are '
+            'kept. An empty string removes the key (PVE\'s default display). Takes effect at the next boot.',
+        ),
+        variable='pve_vga',
+        variable_doc=('The display, for example V(std) or V(serial0).',),
+        build=True,
+        template_spec=True,
+        template_config=True,
+    ),
+    VmOption(
         'ip',
         'str',
         doc=(

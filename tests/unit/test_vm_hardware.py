@@ -174,3 +174,62 @@ def test_what_a_running_vm_takes_of_a_disk_change_follows_pve(key, hotplug, valu
 def test_a_running_vm_reports_a_changed_cache_as_awaiting_a_restart():
     changed = plan(status='running', disks=[{'slot': 'scsi1', 'size': 16, 'cache': 'writeback'}])
     assert changed.reboot_required == ('scsi1',)
+
+
+# Firmware and console: bios, efidisk, tpm, serial, vga.
+
+UEFI = dict(OWNED, bios='ovmf', efidisk0='local-lvm:vm-100-disk-3,efitype=4m,pre-enrolled-keys=1,size=528K', tpmstate0='local-lvm:vm-100-disk-4,size=4M,version=v2.0')
+
+
+def test_uefi_with_efi_disk_and_tpm_is_added_beside_the_boot_disk():
+    uefi = plan(bios='ovmf', efidisk={'pre_enrolled_keys': True}, tpm={'storage': 'tpm-store'}, serial='socket', vga='serial0')
+    assert uefi.actions[0].params['set'] == {
+        'bios': 'ovmf',
+        'serial0': 'socket',
+        'vga': 'serial0',
+        'efidisk0': 'local-lvm:1,efitype=4m,pre-enrolled-keys=1',
+        'tpmstate0': 'tpm-store:1,version=v2.0',
+    }
+    assert uefi.diff['before']['efidisk0'] is None
+    assert uefi.diff['after']['efidisk0'] == {'storage': 'local-lvm', 'efitype': '4m', 'pre-enrolled-keys': '1'}
+    assert uefi.diff['after']['tpmstate0'] == {'storage': 'tpm-store', 'version': 'v2.0'}
+
+
+def test_an_existing_efi_disk_and_tpm_state_are_kept():
+    kept = plan_vm(spec(bios='ovmf', efidisk={'pre_enrolled_keys': False}, tpm={}), Observed(100, 'pve1', 'stopped', UEFI))
+    assert kept.actions == ()
+    assert kept.diff['before']['efidisk0'] == kept.diff['after']['efidisk0']
+
+
+def test_a_tpm_state_of_another_version_is_an_error_since_pve_cannot_change_it():
+    with pytest.raises(SpecError, match=r'^tpm.version is v1.2, but the TPM state of the VM .* is v2.0') as caught:
+        plan_vm(spec(tpm={'version': 'v1.2'}), Observed(100, 'pve1', 'stopped', UEFI))
+    assert caught.value.option == 'tpm.version'
+
+
+@pytest.mark.parametrize(
+    'params, option, message',
+    [
+        ({'bios': 'uefi'}, 'bios', 'must be one of seabios, ovmf'),
+        ({'bios': 'seabios', 'efidisk': {}}, 'efidisk', 'declare bios: ovmf'),
+        ({'efidisk': {'size': 4}}, 'efidisk', 'unknown key(s) size'),
+        ({'tpm': {'version': '3'}}, 'tpm.version', 'must be one of v2.0, v1.2'),
+        ({'serial': 'tcp:1234'}, 'serial', 'must be socket'),
+        ({'vga': 'vga9000'}, 'vga', 'must be a display type'),
+    ],
+)
+def test_bad_firmware_or_console_is_refused_naming_the_field(params, option, message):
+    with pytest.raises(SpecError) as caught:
+        spec(**params)
+    assert caught.value.option == option and message in str(caught.value)
+
+
+def test_vga_keeps_undeclared_properties_and_an_empty_serial_removes_the_port():
+    config = dict(OWNED, vga='std,memory=32', serial0='socket')
+    changed = plan_vm(spec(vga='qxl', serial=''), Observed(100, 'pve1', 'stopped', config))
+    assert changed.actions[0].params == {'set': {'vga': 'qxl,memory=32'}, 'delete': ['serial0']}
+
+
+def test_firmware_and_console_changes_wait_for_the_next_boot():
+    changed = plan(status='running', bios='ovmf', efidisk={}, vga='std')
+    assert changed.reboot_required == ('bios', 'efidisk0', 'vga')
