@@ -178,7 +178,12 @@ def test_a_running_vm_reports_a_changed_cache_as_awaiting_a_restart():
 
 # Firmware and console: bios, efidisk, tpm, serial, vga.
 
-UEFI = dict(OWNED, bios='ovmf', efidisk0='local-lvm:vm-100-disk-3,efitype=4m,pre-enrolled-keys=1,size=528K', tpmstate0='local-lvm:vm-100-disk-4,size=4M,version=v2.0')
+UEFI = dict(
+    OWNED,
+    bios='ovmf',
+    efidisk0='local-lvm:vm-100-disk-3,efitype=4m,pre-enrolled-keys=1,size=528K',
+    tpmstate0='local-lvm:vm-100-disk-4,size=4M,version=v2.0',
+)
 
 
 def test_uefi_with_efi_disk_and_tpm_is_added_beside_the_boot_disk():
