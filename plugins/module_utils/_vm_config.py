@@ -617,7 +617,7 @@ def _unique(option: str, slots: list[str]) -> None:
 
 def parse_disks(option: str, value: Any) -> tuple[DiskSpec, ...]:
     """The checked ``disks`` option."""
-    disks = []
+    disks: list[DiskSpec] = []
     for name, item in _entries(option, value, DISK_KEYS):
         slot = str(item['slot']).strip().lower()
         found = SLOT.match(slot)
@@ -647,7 +647,7 @@ def parse_disks(option: str, value: Any) -> tuple[DiskSpec, ...]:
 
 def parse_nets(option: str, value: Any) -> tuple[NicSpec, ...]:
     """The checked ``nets`` option."""
-    nics = []
+    nics: list[NicSpec] = []
     for name, item in _entries(option, value, NET_KEYS):
         slot = str(item['slot']).strip().lower()
         found = SLOT.match(slot)
