@@ -34,8 +34,9 @@ def config_of(lab, name):
     return dict(vm_named(lab, name).config)
 
 
-def volume_of(value):
-    return str(value).split(',')[0]
+def first_part(value):
+    """A drive's volume, a NIC's MODEL=MAC: what comes before the first comma."""
+    return str(value).split(',', maxsplit=1)[0]
 
 
 def test_a_vm_with_two_disks_two_nics_and_uefi_converges_in_four_runs(lab, tmp_path):
@@ -54,7 +55,7 @@ def test_a_vm_with_two_disks_two_nics_and_uefi_converges_in_four_runs(lab, tmp_p
     assert (config['bios'], config['machine'], config['serial0'], config['vga']) == ('ovmf', 'q35', 'socket', 'serial0')
     assert re.fullmatch(rf'local-lvm:vm-{vmid}-disk-\d,efitype=4m,ms-cert=2023k,pre-enrolled-keys=1,size=528K', config['efidisk0'])
     assert re.fullmatch(rf'local-lvm:vm-{vmid}-disk-\d,size=4M,version=v2.0', config['tpmstate0'])
-    volumes = {volume_of(config[key]) for key in ('scsi1', 'efidisk0', 'tpmstate0')}
+    volumes = {first_part(config[key]) for key in ('scsi1', 'efidisk0', 'tpmstate0')}
     stored = lab.call(lambda: {f'local-lvm:{name}' for name in lab.pve.storages['local-lvm']['volumes']})
     assert volumes <= stored, 'each new volume was allocated'
 
@@ -74,7 +75,7 @@ def test_drift_on_the_second_disk_and_nic_is_corrected_and_nothing_else_touched(
     assert run_playbook(tmp_path, vm_play(), env, inventory({'hw-drift': declared}), name='create').rc == 0
     vm = vm_named(lab, 'hw-drift')
     made = dict(vm.config)
-    mac = made['net1'].split(',')[0]
+    mac = first_part(made['net1'])
 
     def by_hand():
         # Behind the module's back: the second disk's cache and discard, the second NIC's bridge and tag, and a disk
@@ -108,8 +109,8 @@ def test_drift_on_the_second_disk_and_nic_is_corrected_and_nothing_else_touched(
     detach = run_playbook(tmp_path, vm_play(), env, inventory({'hw-drift': removing}), name='detach').one(TASK, 'hw-drift')
     assert detach['changes'] == ['sata2'] and detach['diff']['after']['sata2'] is None
     config = dict(vm_named(lab, 'hw-drift').config)
-    assert 'sata2' not in config and drifted['sata2'].split(',')[0] in config.values()
-    assert volume_of(config['virtio1']) == volume_of(made['virtio1']) and config['scsi0'] == made['scsi0']
+    assert 'sata2' not in config and first_part(drifted['sata2']) in config.values()
+    assert first_part(config['virtio1']) == first_part(made['virtio1']) and config['scsi0'] == made['scsi0']
     assert not run_playbook(tmp_path, vm_play(), env, inventory({'hw-drift': removing}), name='detached').changed
 
 
