@@ -69,9 +69,11 @@ notes:
   - >-
     B(Mapping.) The fields of C(metadata) and C(spec) become these variables.
     C(metadata.name) is the host name. C(metadata.node) is C(pve_node). C(metadata.tags) is C(pve_tags).
-    C(spec.disks[0].storage) is C(pve_storage). C(spec.disks[0].size) is C(pve_disk_size).
-    C(spec.net[0].bridge) is C(pve_bridge). C(spec.net[0].tag) is C(pve_vlan). The fields that set one variable each
-    follow (B(Fields.) and B(Field extensions.)).
+    C(spec.disks[0].storage) is C(pve_storage). C(spec.disks[0].size) is C(pve_disk_size). Each further disk
+    C(spec.disks[N]) is an entry C({slot: scsiN, size, storage}) of C(pve_disks) (its C(size) is required).
+    C(spec.net[0].bridge) is C(pve_bridge). C(spec.net[0].tag) is C(pve_vlan). Each further device C(spec.net[N]) is an
+    entry C({slot: netN, bridge, vlan, model}) of C(pve_nets) (C(tag) is C(vlan)); so is C(spec.net[0]) as C(net0) when
+    it has a C(model). The fields that set one variable each follow (B(Fields.) and B(Field extensions.)).
   - >-
     B(Power and state.) C(spec.state) V(running) and V(stopped) are C(pve_power). V(absent), an extension, is
     C(pve_state=absent). A C(Template) accepts only V(absent).
@@ -101,10 +103,9 @@ notes:
     C(pve_force_config_check). C(replace) is C(pve_replace). A C(Template) also accepts C(fromTemplate) and C(cloudInit), for the VM that builds it. It does not
     accept C(applyMode), C(userData), C(replace), C(onboot) or C(adopt).
   - >-
-    B(Not reconciled.) These proxmops fields are reported with a warning and ignored. C(spec.iso), C(spec.net[].model),
-    C(spec.net[].ip) and C(spec.net[].gw) (proxmops applies them to containers only), and every disk and network
-    device after the first. A field that neither proxmops nor this plugin knows is an error, so a misspelt field
-    never goes unnoticed.
+    B(Not reconciled.) These proxmops fields are reported with a warning and ignored. C(spec.iso),
+    C(spec.net[].ip) and C(spec.net[].gw) (proxmops applies them to containers only). A field that neither proxmops
+    nor this plugin knows is an error, so a misspelt field never goes unnoticed.
   - >-
     B(Errors.) Ansible reports an inventory source that fails to parse as a warning and goes on without its hosts. Set
     C(ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED=true) (C([inventory] any_unparsed_is_failed) in C(ansible.cfg)) to
@@ -279,6 +280,11 @@ class Fields:
         return [Fields(self.document, f'{_join(self.path, key)}[{index}]', item, accepted, not_reconciled) for index, item in enumerate(items)]
 
 
+def _given(entry):
+    """A dict without its unset (None) values."""
+    return {key: value for key, value in entry.items() if value is not None}
+
+
 def _read(option):
     """The variable of a VM option's manifest field (module_utils/_vm_registry.py), and how the field is read."""
     if option.choices:
@@ -309,7 +315,7 @@ STATES = {VIRTUAL_MACHINE: ('running', 'stopped', 'absent'), TEMPLATE: ('absent'
 CLOUD_INIT_FIELDS = ('user', 'password', 'sshKeys', 'ip', 'nameserver', 'searchDomain', 'searchdomain')
 # proxmops fields that puls.proxmox does not reconcile: a warning, not an error.
 SPEC_NOT_RECONCILED = ('iso',)
-NET_NOT_RECONCILED = ('model', 'ip', 'gw')
+NET_NOT_RECONCILED = ('ip', 'gw')
 
 
 class Fleet:
@@ -412,20 +418,35 @@ class Fleet:
         disks = spec.sections('disks', ('storage', 'size'))
         if not disks:
             return {}
-        self._ignore([disk.path for disk in disks[1:]], spec.document)
         variables = {}
         _set(variables, 'pve_storage', disks[0].text('storage'))
         _set(variables, 'pve_disk_size', disks[0].size('size'))
+        # The first disk is the boot disk (scsi0, as proxmops makes it); the others follow it on the SCSI bus.
+        further = []
+        for index, disk in enumerate(disks[1:], 1):
+            size = disk.size('size')
+            if size is None:
+                raise disk.fail('size', 'is required for a disk after the first, which is created empty')
+            further.append(_given({'slot': f'scsi{index}', 'size': size, 'storage': disk.text('storage')}))
+        _set(variables, 'pve_disks', further or None)
         return variables
 
     def _network_variables(self, spec):
-        devices = spec.sections('net', ('bridge', 'tag'), NET_NOT_RECONCILED)
+        devices = spec.sections('net', ('bridge', 'tag', 'model'), NET_NOT_RECONCILED)
         if not devices:
             return {}
-        self._ignore(devices[0].not_reconciled + [device.path for device in devices[1:]], spec.document)
+        self._ignore([path for device in devices for path in device.not_reconciled], spec.document)
         variables = {}
-        _set(variables, 'pve_bridge', devices[0].text('bridge'))
-        _set(variables, 'pve_vlan', devices[0].positive_int('tag', maximum=4094))
+        nets = [
+            _given({'slot': f'net{index}', 'bridge': device.text('bridge'), 'vlan': device.positive_int('tag', maximum=4094), 'model': device.text('model')})
+            for index, device in enumerate(devices)
+        ]
+        if 'model' not in nets[0]:
+            # net0 without a model is pve_bridge and pve_vlan, which keep its model; with one, it joins pve_nets.
+            first = nets.pop(0)
+            _set(variables, 'pve_bridge', first.get('bridge'))
+            _set(variables, 'pve_vlan', first.get('vlan'))
+        _set(variables, 'pve_nets', nets or None)
         return variables
 
     @staticmethod
