@@ -291,6 +291,11 @@ def is_disk(value: Any) -> bool:
     return _is_disk(value)
 
 
+def is_net_key(key: str) -> bool:
+    """Whether ``key`` is a network device's (``net0``..)."""
+    return bool(_NET_KEY.match(key))
+
+
 def is_bus_disk(key: str, value: Any) -> bool:
     """Whether config key ``key`` is a disk on an IDE, SATA, SCSI or VirtIO slot (not the EFI disk, the TPM state, a CD-ROM)."""
     return bool(_BUS_DRIVE_KEY.match(key)) and _is_disk(value)

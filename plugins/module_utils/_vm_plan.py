@@ -86,6 +86,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     is_bus_disk,
     is_cloudinit_key,
     is_disk,
+    is_net_key,
     is_seed_of,
     parse_drive,
     parse_net,
@@ -570,12 +571,14 @@ def _converge_nets(spec: VmSpec, config: Mapping[str, Any], updates: dict[str, A
 
 
 def _clone_config(source_config: Mapping[str, Any]) -> dict[str, Any]:
-    """The config PVE gives a clone of ``source_config``: the same, not a template, with a new MAC PVE draws (unknown yet)."""
+    """The config PVE gives a clone of ``source_config``: the same, not a template, with a new MAC PVE draws (unknown yet)
+    for every network device (qemu-server PVE/API2/Qemu.pm, clone_vm: "always change MAC! address")."""
     config = {key: value for key, value in source_config.items() if key not in ('template', 'digest')}
-    if config.get('net0'):
-        props = parse_net(config['net0'])
-        props.pop('macaddr', None)
-        config['net0'] = format_net(props)
+    for key, value in source_config.items():
+        if is_net_key(key) and value:
+            props = parse_net(value)
+            props.pop('macaddr', None)
+            config[key] = format_net(props)
     return config
 
 

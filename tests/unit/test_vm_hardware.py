@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, ImageSource
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, VmSpec, allocates_volume, held_until_restart
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import CONFIGURE, RESIZE, Observed, plan_vm
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import CONFIGURE, RESIZE, Creation, Observed, plan_vm
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import role_options
 
 OWNED = {
@@ -238,3 +239,10 @@ def test_vga_keeps_undeclared_properties_and_an_empty_serial_removes_the_port():
 def test_firmware_and_console_changes_wait_for_the_next_boot():
     changed = plan(status='running', bios='ovmf', efidisk={}, vga='std')
     assert changed.reboot_required == ('bios', 'efidisk0', 'vga')
+
+
+def test_a_clone_writes_its_further_nic_without_the_template_mac_since_pve_draws_new_ones():
+    template = {'name': 'tpl', 'template': 1, 'scsi0': 'local-lvm:base-9000-disk-0,size=2G', 'net1': 'e1000=BC:24:11:00:90:01,bridge=vmbr1'}
+    source = ImageSource(CLONE, vmid=9000, node='pve1', name='tpl')
+    clone = plan_vm(spec(nets=[{'slot': 'net1', 'vlan': 7}]), creation=Creation(source, 'pve1', template))
+    assert clone.actions[1].params['set']['net1'] == 'e1000,bridge=vmbr1,tag=7'
