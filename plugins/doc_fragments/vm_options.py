@@ -192,6 +192,21 @@ options:
         optionally with properties (V(std,memory=32)); properties the VM has and the value does not name are kept.
         An empty string removes the key (PVE''s default display). Takes effect at the next boot.'
     type: str
+  cdrom:
+    description:
+      - An ISO to insert into the VM's CD-ROM drive, as a volume V(STORAGE:iso/NAME.iso) (put it there with P(puls.proxmox.pve_iso#module)),
+        for example an installer. An empty string ejects it.
+      - The drive is the VM's first CD-ROM drive that holds neither PVE's cloud-init drive nor the seed ISO of O(user_data);
+        a VM without one gets one in the first free IDE or SATA slot (V(ide2) first). A running VM takes a new medium
+        at once.
+    type: str
+  boot:
+    description:
+      - 'The boot order: device keys, first tried first, for example V([ide2, scsi0]) to boot an installer ISO before
+        the disk. Every device must exist on the VM (or be declared by this run), as PVE requires. Takes effect
+        at the next boot.'
+    type: list
+    elements: str
   ip:
     description:
       - IPv4 address of the first network device, set by cloud-init (C(ipconfig0)). V(10.0.0.5) (a /24), V(10.0.0.5/22),

@@ -126,6 +126,7 @@ _IPCONFIG_KEY = re.compile(r'^ipconfig\d+$')
 _NET_KEY = re.compile(r'^net\d+$')
 _BUS_DRIVE_KEY = re.compile(r'^(ide|sata|scsi|virtio)(\d+)$')
 # qemu-server PVE/API2/Qemu.pm create_disks: "[STORAGE:]SIZE" (GiB) allocates a new volume.
+_ISO_VOLUME = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]:iso/[^/,]+$')
 _NEW_VOLUME = re.compile(r'^(?:[^/:\s]+:)?\d+(?:\.\d+)?$')
 # Boolean drive properties of qemu-server PVE/QemuServer/Drive.pm.
 _DRIVE_FLAGS = frozenset(('ssd', 'iothread', 'backup', 'replicate', 'ro', 'shared'))
@@ -291,6 +292,23 @@ def is_disk(value: Any) -> bool:
     return _is_disk(value)
 
 
+def cdrom_drive_key(config: Mapping[str, Any]) -> str | None:
+    """The key of the VM's CD-ROM drive for ISOs (``cdrom``): the first CD-ROM drive that holds neither PVE's cloud-init
+    drive nor a pve_vm seed ISO, or None."""
+    for key in sorted((key for key in config if _BUS_DRIVE_KEY.match(key)), key=_bus_position):
+        volume, props = parse_drive(config[key])
+        cdrom = props.get('media') == 'cdrom' or volume in ('none', 'cdrom')
+        if cdrom and not is_cloudinit_volume(volume) and not volume.rpartition('/')[2].startswith(SEED_PREFIX):
+            return key
+    return None
+
+
+def cdrom_volume(value: Any) -> str | None:
+    """The ISO in a CD-ROM drive value, None when it is empty."""
+    volume = parse_drive(value)[0] if value else ''
+    return None if volume in ('', 'none', 'cdrom') else volume
+
+
 def is_net_key(key: str) -> bool:
     """Whether ``key`` is a network device's (``net0``..)."""
     return bool(_NET_KEY.match(key))
@@ -414,6 +432,8 @@ def held_until_restart(key: str, config: Mapping[str, Any], value: Any = None) -
             return True
         before, after = _net_value(config[key]), _net_value(value)
         return any(before.get(prop) != after.get(prop) for prop in NET_REPLUG_PROPERTIES) or not (before.get('bridge') and after.get('bridge'))
+    if _BUS_DRIVE_KEY.match(key) and all(item is not None and _is_iso_drive(item) for item in (config.get(key), value)):
+        return False  # a medium change: vmconfig_update_disk's CD-ROM branch changes it at once
     if _BUS_DRIVE_KEY.match(key) and all(item is None or _is_disk(item) for item in (config.get(key), value)):
         return _disk_held(key, config.get(key), value, 'disk' in enabled)
     if key == 'memory':
@@ -422,6 +442,12 @@ def held_until_restart(key: str, config: Mapping[str, Any], value: Any = None) -
         # A new target is set at once; turning the balloon device on or off (0 is off, no key on) waits for a restart.
         return _balloon_on(config.get(key)) != _balloon_on(value)
     return True
+
+
+def _is_iso_drive(value: Any) -> bool:
+    volume, props = parse_drive(value)
+    iso = not is_cloudinit_volume(volume) and not volume.rpartition('/')[2].startswith(SEED_PREFIX)
+    return iso and (props.get('media') == 'cdrom' or volume in ('none', 'cdrom'))
 
 
 def _disk_held(key: str, old: Any, new: Any, hotplug: bool) -> bool:
@@ -718,6 +744,23 @@ def _serial(option: str, value: Any) -> str:
     return text
 
 
+def _cdrom(option: str, value: Any) -> str:
+    text = str(value).strip()
+    if text and not _ISO_VOLUME.match(text):
+        raise SpecError(option, f'must be an ISO volume such as local:iso/debian-12.iso (content iso), or empty to eject it (got {value!r})')
+    return text
+
+
+def _boot(option: str, value: Any) -> tuple[str, ...]:
+    devices = _words(option, value)
+    if not devices:
+        raise SpecError(option, 'must list the devices to boot from, in order, e.g. [ide2, scsi0, net0]')
+    for device in devices:
+        if not (_DRIVE_KEY.match(device) or _NET_KEY.match(device)):
+            raise SpecError(option, f'lists {device!r}, which is not a disk, CD-ROM or network device key (scsi0, ide2, net0, ...)')
+    return devices
+
+
 def _vga(option: str, value: Any) -> str:
     text = str(value).strip()
     try:
@@ -759,6 +802,8 @@ class VmSpec:
     tpm: FirmwareDrive | None = None
     serial: str | None = None
     vga: str | None = None
+    cdrom: str | None = None
+    boot: tuple[str, ...] | None = None
     ip: ipaddress.IPv4Interface | str | None = None
     gateway: ipaddress.IPv4Address | None = None
     nameservers: tuple[str, ...] | None = None
@@ -851,6 +896,8 @@ _OWN_PARSERS: dict[str, Callable[[str, Any], Any]] = {
     'tpm': parse_tpm,
     'serial': _serial,
     'vga': _vga,
+    'cdrom': _cdrom,
+    'boot': _boot,
     'bridge': _bridge,
     'ip': _ip,
     'gateway': _gateway,
@@ -960,6 +1007,11 @@ def _render_vga(spec: VmSpec, current: Any) -> str | None:
     return format_property_string({**parse_property_string(current, 'type'), **parse_property_string(spec.vga, 'type')}, 'type')
 
 
+def _boot_order(value: Any) -> tuple[str, ...]:
+    # qemu-server PVE/QemuServer.pm $boot_fmt: "order=dev1;dev2"; a legacy "cdn" value orders no device by name.
+    return tuple(device for device in parse_property_string(value, 'legacy').get('order', '').split(';') if device)
+
+
 def _render_tags(spec: VmSpec, current: Any) -> str:
     # Undeclared tags are left as they are; the owner tag is on every VM pve_vm manages.
     tags = spec.tags if spec.tags is not None else normalize_tags(current)
@@ -996,6 +1048,7 @@ _OWN_KEYS: dict[str, _ConfigKey] = {
     'bios': _ConfigKey(('bios',), lambda spec, current: spec.bios, lambda value: value or 'seabios', _as_text),
     'serial0': _ConfigKey(('serial',), lambda spec, current: spec.serial or None, lambda value: str(value or ''), _as_text),
     'vga': _ConfigKey(('vga',), _render_vga, lambda value: parse_property_string(value, 'type'), _as_text),
+    'boot': _ConfigKey(('boot',), lambda spec, current: 'order=' + ';'.join(_declared(spec.boot)), _boot_order, _as_text),
 }
 # In the options' order, so that a diff lists the keys as pve_vm's documentation lists the options.
 _KEYS: dict[str, _ConfigKey] = dict(

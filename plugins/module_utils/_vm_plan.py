@@ -74,6 +74,8 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     VmSpec,
     as_bool,
     boot_disk_key,
+    cdrom_drive_key,
+    cdrom_volume,
     cloudinit_drive_key,
     desired_config,
     disk_size,
@@ -260,10 +262,12 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
     _record_owner(spec, observed, owner, updates, before, after)
     drive_added = _add_cloudinit_drive(spec, config, updates, before, after)
     upload, replaced = _attach_seed(spec, seed, config, updates, deletions, before, after)
+    _insert_cdrom(spec, config, updates, before, after)
     resizes = _converge_disks(spec, config, updates, deletions, before, after)
     _converge_nets(spec, config, updates, before, after)
     _add_firmware_drives(spec, config, updates, before, after)
     resizes += _resize(spec, config, before, after)
+    _check_boot_order(spec, config, updates, deletions)
     written = [*updates, *deletions]
     running = observed.running
     notes = config.get('description')
@@ -347,10 +351,12 @@ def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: di
     updates, deletions = _converge_config(spec, base, discarded, after)
     drive_added = _add_cloudinit_drive(spec, base, updates, discarded, after)
     upload, _nothing_replaced = _attach_seed(spec, seed, base, updates, deletions, discarded, after)
+    _insert_cdrom(spec, base, updates, discarded, after)
     resizes = _converge_disks(spec, base, updates, deletions, discarded, after)
     _converge_nets(spec, base, updates, discarded, after)
     _add_firmware_drives(spec, base, updates, discarded, after)
     resizes += _resize(spec, base, discarded, after)
+    _check_boot_order(spec, base, updates, deletions)
     # The clone's Notes: the source's (clone_vm copies them), with the owner record naming the new VMID once it is known.
     clone = Action(
         CLONE,
@@ -378,10 +384,12 @@ def _import_actions(spec: VmSpec, creation: Creation, seed: str | None, after: d
         raise ValueError(f'{creation.source.describe()} has no volume to import')
     config = {**_import_config(spec, volume), **updates}
     upload, _nothing_replaced = _attach_seed(spec, seed, config, config, [], {}, after)
+    _insert_cdrom(spec, config, config, {}, after)
     # A new VM's disks and devices are all new: the create allocates them.
     _converge_disks(spec, config, config, [], {}, after)
     _converge_nets(spec, config, config, {}, after)
     _add_firmware_drives(spec, config, config, {}, after)
+    _check_boot_order(spec, config, config, [])
     resizes = []
     if spec.disk_size is not None:
         # The imported image's size is known only after the import: the module checks it then (verify_size).
@@ -532,6 +540,31 @@ def _new_volume_storage(spec: VmSpec, config: Mapping[str, Any], declared: str |
     if storage is None:
         raise SpecError(option, f'is needed to allocate {key}: the VM has no disk on a storage to put it beside; declare it, or storage')
     return storage
+
+
+def _insert_cdrom(spec: VmSpec, config: Mapping[str, Any], updates: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
+    """The declared ISO (``cdrom``) into the VM's CD-ROM drive (not the cloud-init drive's nor a seed's), or the drive
+    emptied for an empty ``cdrom``; a VM without one gets one in the first free IDE/SATA slot. The diff shows the ISO."""
+    if spec.cdrom is None:
+        return
+    key = cdrom_drive_key(config)
+    current, wanted = cdrom_volume(config.get(key)) if key else None, spec.cdrom or None
+    before['cdrom'], after['cdrom'] = current, wanted
+    if current == wanted:
+        return
+    if key is None:
+        key = next((slot for slot in _CLOUDINIT_SLOTS if slot not in config and slot not in updates), None)
+        if key is None:
+            raise SpecError('cdrom', 'needs a CD-ROM drive, and the VM has no free IDE or SATA slot for one; free ide2')
+    updates[key] = f"{wanted or 'none'},media=cdrom"
+
+
+def _check_boot_order(spec: VmSpec, config: Mapping[str, Any], updates: Mapping[str, Any], deletions: list[str]) -> None:
+    """PVE refuses a boot order naming a device the VM lacks (qemu-server PVE/API2/Qemu.pm, "invalid bootorder")."""
+    present = {key for key in (*config, *updates) if key not in deletions}
+    missing = [device for device in spec.boot or () if device not in present]
+    if missing:
+        raise SpecError('boot', f"lists {', '.join(missing)}, which the VM does not have (nor will after this run); declare the device or drop it from boot")
 
 
 def _add_firmware_drives(spec: VmSpec, config: Mapping[str, Any], updates: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:

@@ -477,6 +477,34 @@ VM_OPTIONS = (
         template_config=True,
     ),
     VmOption(
+        'cdrom',
+        'str',
+        doc=(
+            'An ISO to insert into the VM\'s CD-ROM drive, as a volume V(STORAGE:iso/NAME.iso) (put it there with '
+            'P(puls.proxmox.pve_iso#module)), for example an installer. An empty string ejects it.',
+            'The drive is the VM\'s first CD-ROM drive that holds neither PVE\'s cloud-init drive nor the seed ISO of '
+            'O(user_data); a VM without one gets one in the first free IDE or SATA slot (V(ide2) first). A running VM '
+            'takes a new medium at once.',
+        ),
+        variable='pve_cdrom',
+        variable_doc=('An ISO volume (V(local:iso/debian-12.iso)) in the machine\'s CD-ROM drive; an empty string ejects it.',),
+        build=True,
+    ),
+    VmOption(
+        'boot',
+        'list',
+        elements='str',
+        doc=(
+            'The boot order: device keys, first tried first, for example V([ide2, scsi0]) to boot an installer ISO '
+            'before the disk. Every device must exist on the VM (or be declared by this run), as PVE requires. Takes '
+            'effect at the next boot.',
+        ),
+        variable='pve_boot',
+        variable_doc=('The boot order, device keys such as V([ide2, scsi0, net0]).',),
+        build=True,
+        template_spec=True,
+    ),
+    VmOption(
         'ip',
         'str',
         doc=(

@@ -150,3 +150,33 @@ def test_bad_hardware_fails_naming_the_field_before_any_write(lab, tmp_path):
         assert message.startswith(field + ' ') and words in message, f'{host}: {message}'
     assert lab.writes() == []
     assert sorted(config['name'] for config in cluster_vms(lab).values()) == ['hw-big', 'ubuntu-24.04-cloud']
+
+
+def test_an_installer_iso_and_the_boot_order_converge_in_four_runs_and_a_new_medium_needs_no_restart(lab, tmp_path):
+    def prepare():
+        lab.pve.store_file('local', 'debian-12.iso', 4 << 20, content='iso')
+        lab.pve.store_file('local', 'debian-13.iso', 4 << 20, content='iso')
+
+    lab.call(prepare)
+    env = vm_env(lab, tmp_path)
+    installer = {
+        'image': TEMPLATE,
+        'disks': [{'slot': 'scsi1', 'size': 1}],
+        'cdrom': 'local:iso/debian-12.iso',
+        'boot': ['ide0', 'scsi0'],
+    }
+    runs = four_runs(tmp_path, vm_play(), env, inventory({'hw-installer': installer}))
+    real = runs.real.one(TASK, 'hw-installer')
+    config = config_of(lab, 'hw-installer')
+    # The template's ide2 holds its cloud-init drive: the ISO gets the next free slot, and boots first.
+    assert config['ide2'].startswith(f'local-lvm:vm-{real["vmid"]}-cloudinit')
+    assert config['ide0'].startswith('local:iso/debian-12.iso,media=cdrom') and config['boot'] == 'order=ide0;scsi0'
+    assert (real['diff']['after']['cdrom'], real['diff']['after']['boot']) == ('local:iso/debian-12.iso', 'order=ide0;scsi0')
+
+    started = run_playbook(tmp_path, vm_play(), env, inventory({'hw-installer': dict(installer, state='started')}), name='start')
+    assert started.one(TASK, 'hw-installer')['status'] == 'running'
+    swapped = run_playbook(tmp_path, vm_play(), env, inventory({'hw-installer': dict(installer, state='started', cdrom='local:iso/debian-13.iso')}))
+    result = swapped.one(TASK, 'hw-installer')
+    assert result['changes'] == ['cdrom'] and result['reboot_required'] == []
+    vm = vm_named(lab, 'hw-installer')
+    assert vm.config['ide0'].startswith('local:iso/debian-13.iso,media=cdrom') and 'ide0' not in vm.pending

@@ -246,3 +246,45 @@ def test_a_clone_writes_its_further_nic_without_the_template_mac_since_pve_draws
     source = ImageSource(CLONE, vmid=9000, node='pve1', name='tpl')
     clone = plan_vm(spec(nets=[{'slot': 'net1', 'vlan': 7}]), creation=Creation(source, 'pve1', template))
     assert clone.actions[1].params['set']['net1'] == 'e1000,bridge=vmbr1,tag=7'
+
+
+# An installer ISO in the CD-ROM drive, and the boot order.
+
+
+def test_an_iso_goes_into_the_cdrom_drive_and_the_boot_order_names_it_first():
+    swapped = plan(cdrom='local:iso/debian-12.iso', boot=['ide2', 'scsi0'])
+    assert swapped.actions[0].params['set'] == {'boot': 'order=ide2;scsi0', 'ide2': 'local:iso/debian-12.iso,media=cdrom'}
+    assert (swapped.diff['before']['cdrom'], swapped.diff['after']['cdrom']) == ('local:iso/installer.iso', 'local:iso/debian-12.iso')
+    assert not plan(cdrom='local:iso/installer.iso', boot='scsi0').changed
+
+
+def test_an_empty_cdrom_ejects_the_iso_and_a_vm_without_a_drive_gets_one_beside_the_cloud_init_drive():
+    assert plan(cdrom='').actions[0].params['set'] == {'ide2': 'none,media=cdrom'}
+    config = {key: value for key, value in OWNED.items() if key != 'ide2'} | {'ide2': 'local-lvm:vm-100-cloudinit,media=cdrom'}
+    added = plan_vm(spec(cdrom='local:iso/debian-12.iso'), Observed(100, 'pve1', 'stopped', config))
+    assert added.actions[0].params['set'] == {'ide0': 'local:iso/debian-12.iso,media=cdrom'}
+    assert added.diff['before']['cdrom'] is None
+
+
+def test_a_running_vm_takes_a_new_medium_at_once():
+    assert plan(status='running', cdrom='local:iso/debian-12.iso').reboot_required == ()
+
+
+@pytest.mark.parametrize(
+    'params, option, message',
+    [
+        ({'cdrom': 'debian-12.iso'}, 'cdrom', 'must be an ISO volume such as local:iso/debian-12.iso'),
+        ({'boot': ['scsi0', 'floppy']}, 'boot', "lists 'floppy', which is not a disk"),
+        ({'boot': []}, 'boot', 'must list the devices'),
+    ],
+)
+def test_a_bad_cdrom_or_boot_order_is_refused_naming_it(params, option, message):
+    with pytest.raises(SpecError) as caught:
+        spec(**params)
+    assert caught.value.option == option and message in str(caught.value)
+
+
+def test_a_boot_order_naming_a_device_the_vm_lacks_is_refused_as_pve_refuses_it():
+    with pytest.raises(SpecError, match=r'^boot lists virtio5, which the VM does not have'):
+        plan(boot=['scsi0', 'virtio5'])
+    assert plan(boot=['virtio5', 'scsi0'], disks=[{'slot': 'virtio5', 'size': 1}]).changed
