@@ -103,8 +103,12 @@ notes:
     C(pve_force_config_check). C(replace) is C(pve_replace). A C(Template) also accepts C(fromTemplate) and C(cloudInit), for the VM that builds it. It does not
     accept C(applyMode), C(userData), C(replace), C(onboot) or C(adopt).
   - >-
-    B(Not reconciled.) These proxmops fields are reported with a warning and ignored. C(spec.iso),
-    C(spec.net[].ip) and C(spec.net[].gw) (proxmops applies them to containers only). A field that neither proxmops
+    B(ISO.) C(spec.iso) of a C(VirtualMachine) is C(pve_cdrom), the ISO in its CD-ROM drive: a volume such as
+    V(local:iso/debian-12.iso) as it is, or a file name, which is the volume of the C(Iso) manifest of that file (on
+    the machine's node, or on no node in particular). A file name no C(Iso) manifest declares is an error.
+  - >-
+    B(Not reconciled.) These proxmops fields are reported with a warning and ignored: C(spec.net[].ip) and
+    C(spec.net[].gw) (proxmops applies them to containers only). A field that neither proxmops
     nor this plugin knows is an error, so a misspelt field never goes unnoticed.
   - >-
     B(Errors.) Ansible reports an inventory source that fails to parse as a warning and goes on without its hosts. Set
@@ -307,14 +311,13 @@ _STRUCTURED_FIELDS = ('image', 'fromTemplate', 'disks', 'net', 'cloudInit', 'sta
 # A template is not a running guest and is rebuilt, never replaced.
 _VM_ONLY_FIELDS = ('applyMode', 'userData', 'replace', 'onboot', 'adopt')
 SPEC_FIELDS = {
-    VIRTUAL_MACHINE: tuple(_DIRECT_FIELDS) + _STRUCTURED_FIELDS,
+    VIRTUAL_MACHINE: tuple(_DIRECT_FIELDS) + _STRUCTURED_FIELDS + ('iso',),
     TEMPLATE: tuple(field for field in _DIRECT_FIELDS if field not in _VM_ONLY_FIELDS) + _STRUCTURED_FIELDS,
     ISO: ('source', 'node', 'storage', 'checksum'),
 }
 STATES = {VIRTUAL_MACHINE: ('running', 'stopped', 'absent'), TEMPLATE: ('absent',)}
 CLOUD_INIT_FIELDS = ('user', 'password', 'sshKeys', 'ip', 'nameserver', 'searchDomain', 'searchdomain')
 # proxmops fields that puls.proxmox does not reconcile: a warning, not an error.
-SPEC_NOT_RECONCILED = ('iso',)
 NET_NOT_RECONCILED = ('ip', 'gw')
 
 
@@ -330,6 +333,8 @@ class Fleet:
         # name -> the document declaring it; machines (hosts) and ISOs are named apart.
         self._machine_declarations = {}
         self._iso_declarations = {}
+        # (machine name, spec.iso naming a file, its spec): resolved by resolve_isos
+        self._iso_references = []
         # (node, volume ID) -> (pve_isos entry, the document declaring it first)
         self._volumes = {}
 
@@ -352,16 +357,41 @@ class Fleet:
         name = metadata.required_text('name')
         if not _DNS_NAME.match(name):
             raise metadata.fail('name', f'must be a DNS name (letters, digits, "-" and "."), got {name!r}')
-        spec = top.section('spec', SPEC_FIELDS[kind], () if kind == ISO else SPEC_NOT_RECONCILED)
+        spec = top.section('spec', SPEC_FIELDS[kind])
         if spec is None:
             raise document.error('spec', 'is required')
-        self._ignore(spec.not_reconciled, document)
         if kind == ISO:
             self._claim(self._iso_declarations, name, document)
             self._add_volume(self._iso_entry(spec), document, 'spec.source')
         else:
             self._claim(self._machine_declarations, name, document)
             self.machines[name] = (VM_GROUP if kind == VIRTUAL_MACHINE else TEMPLATE_GROUP, self._machine_variables(kind, metadata, spec))
+            self._cdrom_variable(name, spec)
+
+    def _cdrom_variable(self, name, spec):
+        """spec.iso: a volume is pve_cdrom as it is; a file name is the Iso manifest's volume (see resolve_isos)."""
+        iso = spec.text('iso')
+        if iso is None:
+            return
+        if ':' in iso:
+            self.machines[name][1]['pve_cdrom'] = iso
+        else:
+            self._iso_references.append((name, iso, spec))
+
+    def resolve_isos(self):
+        """Each spec.iso that names a file: the volume of the Iso manifest of that file, on the machine's node or on none
+        (read once every document is, since the Iso may come later)."""
+        for name, filename, spec in self._iso_references:
+            variables = self.machines[name][1]
+            volumes = [
+                f"{entry['storage']}:iso/{filename}"
+                for entry in self.isos
+                if entry['content'] == 'iso' and entry['filename'] == filename and entry.get('node') in (None, variables.get('pve_node'))
+            ]
+            if not volumes:
+                problem = f"names {filename!r}, which no Iso manifest declares on this VM's node; declare it, or give its volume"
+                raise spec.fail('iso', f'{problem}, e.g. local:iso/{filename}')
+            variables['pve_cdrom'] = volumes[0]
 
     def _ignore_kind(self, document, kind, metadata):
         name = metadata.get('name') if isinstance(metadata, Mapping) else None
@@ -597,6 +627,7 @@ def read_fleet(root, base, import_storage):
     for path in manifest_files(root):
         for document, content in manifest_documents(path, os.path.relpath(path, base)):
             fleet.add(document, content)
+    fleet.resolve_isos()
     return fleet
 
 
