@@ -41,6 +41,10 @@ options:
       - Or a disk image volume to import, V(STORAGE:import/NAME.qcow2) (also C(.raw), C(.vmdk); content type C(import))
         or V(STORAGE:VMID/DISK). The VM then gets what a cloud image needs to boot (VirtIO SCSI, serial console,
         boot order, a cloud-init drive) and needs O(storage). URLs are refused; download the image first with P(puls.proxmox.pve_iso#module).
+      - 'Without it, a missing VM is created empty: a new boot disk of O(disk_size) on O(storage) (both required),
+        a VirtIO network device on V(vmbr0) unless O(nets) says otherwise, and what O(disks), O(cdrom) (an installer
+        ISO), O(boot) and the other options declare; PVE boots the disks, then the CD-ROM drives, unless O(boot)
+        says otherwise.'
     type: str
   linked_clone:
     description:

@@ -88,10 +88,14 @@ class FirmwareDrive:
         return {'storage': volume.partition(':')[0] if volume and ':' in volume else None, **{key: properties.get(key) for key, _value in self.properties}}
 
 
+def allocation(storage: str, size: int) -> str:
+    """The volume part that makes PVE allocate ``size`` bytes on ``storage``: ``STORAGE:GIB``."""
+    return f"{storage}:{f'{size / _GIB:.6f}'.rstrip('0').rstrip('.')}"
+
+
 def new_disk_value(disk: DiskSpec, storage: str) -> str:
     """The value that makes PVE allocate the declared disk on ``storage``: ``STORAGE:GIB`` and its properties."""
-    gib = f'{disk.size / _GIB:.6f}'.rstrip('0').rstrip('.')
-    return ','.join([f'{storage}:{gib}'] + [f'{key}={value}' for key, value in disk.properties])
+    return ','.join([allocation(storage, disk.size)] + [f'{key}={value}' for key, value in disk.properties])
 
 
 def disk_view(disk: DiskSpec, volume: str | None, properties: Mapping[str, str], size: str | None) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_T
 from ansible_collections.puls.proxmox.plugins.module_utils._cidata import SeedIso, build_seed_iso, nocloud_seed
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path, guests_path
-from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, resolve_image
+from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource, resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, locality_volumes, uses_local_storage
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, vm_needs
@@ -60,6 +60,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     storage_of,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import (
+    BLANK,
     CONFIGURE,
     DELETE_VOLUME,
     DESTROY,
@@ -241,8 +242,11 @@ def plan_creation(client, spec, resources, planned_images=()):
 
     ``planned_images`` (check mode) lists the import volumes that the run makes before the VM, each with its nodes.
     """
-    source = resolve_image(spec.image, resources, spec.linked_clone)
     node_status = client.get('/nodes', context='listing the nodes of the cluster')
+    if spec.image is None:
+        # No image: an empty VM (_vm_plan), placed as any VM that depends on no source.
+        return Creation(ImageSource(BLANK), choose_node(node_status, spec.node, spec.nodes))
+    source = resolve_image(spec.image, resources, spec.linked_clone)
     if source.kind == CLONE:
         source_config = client.vm_config(source.node, source.vmid)
         shared = shared_storages(client, source.node)

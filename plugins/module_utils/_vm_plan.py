@@ -98,7 +98,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     seed_drive_key,
     storage_of,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import disk_view, new_disk_value, nic_view
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import allocation, disk_view, new_disk_value, nic_view
 
 CONFIGURE = 'configure'
 RESIZE = 'resize'
@@ -110,6 +110,8 @@ UPLOAD_SEED = 'upload_seed'
 DELETE_VOLUME = 'delete_volume'
 
 POWER_STATES = ('started', 'stopped', 'restarted')
+# A Creation's source kind besides _image's CLONE and IMPORT: no image, an empty VM.
+BLANK = 'blank'
 # Where a missing cloud-init drive goes: ide2 as PVE's own docs and GUI do, else the next free slot.
 _CLOUDINIT_SLOTS = ('ide2', 'ide0', 'ide1', 'ide3', 'sata0', 'sata1', 'sata2', 'sata3', 'sata4', 'sata5')
 # The disk controller, console and boot order a cloud image needs (the Proxmox VE wiki, Cloud-Init Support: cloud images expect a serial console).
@@ -335,8 +337,10 @@ def _drop_restart_record(notes: str | None) -> list[Action]:
 
 def _plan_create(spec: VmSpec, creation: Creation, seed: str | None) -> Plan:
     after: dict[str, Any] = {'state': 'present', 'node': creation.node, 'image': creation.source.describe()}
-    make = _import_actions if creation.source.kind == IMPORT else _clone_actions
+    make = _clone_actions if creation.source.kind == CLONE else _create_actions
     actions = make(spec, creation, seed, after)
+    if creation.source.kind == BLANK:
+        after['image'] = None
     if spec.state in POWER_STATES:
         after['status'] = 'stopped' if spec.state == 'stopped' else 'running'
     if spec.state in ('started', 'restarted'):
@@ -377,24 +381,31 @@ def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: di
     return [*upload, clone, *_write_actions(updates, deletions, resizes, regenerate=ci_written)]
 
 
-def _import_actions(spec: VmSpec, creation: Creation, seed: str | None, after: dict[str, Any]) -> list[Action]:
+def _create_actions(spec: VmSpec, creation: Creation, seed: str | None, after: dict[str, Any]) -> list[Action]:
+    """A VM made by one create request with its whole config: an import of a disk image, or an empty VM (no image)."""
     updates, _nothing_to_delete = _converge_config(spec, {}, {}, after)
-    volume = creation.source.volume
-    if volume is None:
+    if creation.source.kind == BLANK:
+        config = {**_blank_config(spec, after), **updates}
+    elif creation.source.volume is None:
         raise ValueError(f'{creation.source.describe()} has no volume to import')
-    config = {**_import_config(spec, volume), **updates}
+    else:
+        config = {**_import_config(spec, creation.source.volume), **updates}
     upload, _nothing_replaced = _attach_seed(spec, seed, config, config, [], {}, after)
     _insert_cdrom(spec, config, config, {}, after)
+    if creation.source.kind == BLANK:
+        # After the ISO, which so keeps ide2, as an installer's drive usually is.
+        _add_cloudinit_drive(spec, config, config, {}, after)
     # A new VM's disks and devices are all new: the create allocates them.
     _converge_disks(spec, config, config, [], {}, after)
     _converge_nets(spec, config, config, {}, after)
     _add_firmware_drives(spec, config, config, {}, after)
     _check_boot_order(spec, config, config, [])
     resizes = []
-    if spec.disk_size is not None:
+    if spec.disk_size is not None and creation.source.kind == IMPORT:
         # The imported image's size is known only after the import: the module checks it then (verify_size).
         after['disk_size'] = format_size(spec.disk_size)
         resizes.append(Action(RESIZE, {'disk': 'scsi0', 'size': format_size(spec.disk_size), 'verify_size': True}))
+    # The IMPORT action is the create request of a VM from its config, an empty VM's too.
     create = Action(IMPORT, _given(node=creation.node, newid=spec.vmid, pool=spec.pool, config=config, owner_tag=spec.owner_tag))
     return [*upload, create, *_write_actions({}, [], resizes, regenerate=any(is_cloudinit_key(key) for key in updates))]
 
@@ -613,6 +624,25 @@ def _clone_config(source_config: Mapping[str, Any]) -> dict[str, Any]:
             props.pop('macaddr', None)
             config[key] = format_net(props)
     return config
+
+
+def _blank_config(spec: VmSpec, after: dict[str, Any]) -> dict[str, Any]:
+    """The create config of an empty VM: a new boot disk of ``disk_size`` on ``storage`` and a network; the boot order is
+    PVE's default unless declared (the disks, then CD-ROM drives, then the network: an empty disk lets an installer ISO
+    boot, qemu-server PVE/QemuServer.pm get_default_bootdevices)."""
+    if spec.storage is None or spec.disk_size is None:
+        raise SpecError(
+            'storage' if spec.storage is None else 'disk_size',
+            f'is required to create {spec.name!r} without an image (an empty VM, with a new boot disk of disk_size on '
+            'storage); declare it, or an image to clone or import',
+        )
+    after['disk_size'] = format_size(spec.disk_size)
+    return {
+        'name': spec.name,
+        'scsihw': _IMPORT_BASE['scsihw'],
+        'scsi0': allocation(spec.storage, spec.disk_size),
+        'net0': format_net({'model': DEFAULT_NIC_MODEL, 'bridge': DEFAULT_BRIDGE}),
+    }
 
 
 def _import_config(spec: VmSpec, volume: str) -> dict[str, Any]:

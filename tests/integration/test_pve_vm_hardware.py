@@ -180,3 +180,37 @@ def test_an_installer_iso_and_the_boot_order_converge_in_four_runs_and_a_new_med
     assert result['changes'] == ['cdrom'] and result['reboot_required'] == []
     vm = vm_named(lab, 'hw-installer')
     assert vm.config['ide0'].startswith('local:iso/debian-13.iso,media=cdrom') and 'ide0' not in vm.pending
+
+
+def test_a_vm_from_scratch_as_proxmops_web_01_declares_it_converges_in_four_runs(lab, tmp_path):
+    # proxmops' examples/proxmox/vms/web-01.yaml: no image, blank disks, an installer ISO, no cloud-init.
+    lab.call(lambda: lab.pve.store_file('local', 'debian-12.iso', 4 << 20, content='iso'))
+    web = {
+        'vmid': 101,
+        'cores': 4,
+        'memory': 8192,
+        'storage': 'local-lvm',
+        'disk_size': '40G',
+        'disks': [{'slot': 'scsi1', 'size': '10G'}],
+        'nets': [{'slot': 'net0', 'bridge': 'vmbr0', 'model': 'virtio'}],
+        'cdrom': 'local:iso/debian-12.iso',
+    }
+    # A cluster without a DNS domain: no address to look up, so nothing for cloud-init.
+    runs = four_runs(tmp_path, vm_play(), vm_env(lab, tmp_path, PROXMOX_DNS_DOMAIN=''), inventory({'web-01': web}))
+    real = runs.real.one(TASK, 'web-01')
+    assert real['vmid'] == 101 and real['diff']['after']['image'] is None
+    [create] = sent(lab, 'POST', '/nodes/%s/qemu' % real['node'])
+    assert (create['scsi0'], create['scsi1'], create['ide2']) == ('local-lvm:40', 'local-lvm:10', 'local:iso/debian-12.iso,media=cdrom')
+    assert 'import-from' not in create['scsi0'] and 'boot' not in create, "PVE's default order: the disks, then the CD-ROM"
+    config = config_of(lab, 'web-01')
+    assert config['scsi0'] == 'local-lvm:vm-101-disk-0,size=40G' and re.fullmatch(r'local-lvm:vm-101-disk-\d,size=10G', config['scsi1'])
+    assert config['ide2'].startswith('local:iso/debian-12.iso,media=cdrom') and re.fullmatch(r'virtio=[0-9A-F:]{17},bridge=vmbr0', config['net0'])
+    assert not any(key.startswith(('ipconfig', 'ci')) or 'cloudinit' in str(value) for key, value in config.items()), 'no cloud-init'
+
+    # With a cloud-init setting, an empty VM gets a cloud-init drive at creation, beside the ISO.
+    with_ci = dict(web, vmid=102, ci_user='ops', ip='dhcp')
+    created = run_playbook(tmp_path, vm_play(), vm_env(lab, tmp_path, PROXMOX_DNS_DOMAIN=''), inventory({'web-02': with_ci}), name='ci')
+    assert created.one(TASK, 'web-02')['diff']['after']['cloudinit_drive'] == 'ide0: local-lvm:cloudinit'
+    assert config_of(lab, 'web-02')['ide0'] == 'local-lvm:vm-102-cloudinit,media=cdrom'
+    settled = run_playbook(tmp_path, vm_play(), vm_env(lab, tmp_path, PROXMOX_DNS_DOMAIN=''), inventory({'web-02': with_ci}), name='ci-again')
+    assert not settled.changed

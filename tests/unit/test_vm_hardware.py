@@ -10,7 +10,7 @@ import pytest
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, ImageSource
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, VmSpec, allocates_volume, held_until_restart
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import CONFIGURE, RESIZE, Creation, Observed, plan_vm
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import BLANK, CONFIGURE, IMPORT, RESIZE, Creation, Observed, plan_vm
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import role_options
 
 OWNED = {
@@ -288,3 +288,39 @@ def test_a_boot_order_naming_a_device_the_vm_lacks_is_refused_as_pve_refuses_it(
     with pytest.raises(SpecError, match=r'^boot lists virtio5, which the VM does not have'):
         plan(boot=['scsi0', 'virtio5'])
     assert plan(boot=['virtio5', 'scsi0'], disks=[{'slot': 'virtio5', 'size': 1}]).changed
+
+
+# A VM from scratch: no image.
+
+
+def test_a_vm_without_image_is_created_empty_with_its_disks_network_and_installer_iso():
+    declared = spec(
+        storage='local-lvm',
+        disk_size='40G',
+        cores=4,
+        nets=[{'slot': 'net0', 'bridge': 'vmbr0', 'model': 'e1000'}],
+        disks=[{'slot': 'scsi1', 'size': 100}],
+        cdrom='local:iso/debian-12.iso',
+    )
+    new = plan_vm(declared, creation=Creation(ImageSource(BLANK), 'pve1'))
+    [create] = new.actions
+    assert create.kind == IMPORT  # the create request of a VM with its whole config
+    assert create.params['config'] == {
+        'name': 'app',
+        'scsihw': 'virtio-scsi-single',
+        'scsi0': 'local-lvm:40',
+        'net0': 'e1000,bridge=vmbr0',
+        'cores': 4,
+        'tags': 'puls-managed',
+        'ide2': 'local:iso/debian-12.iso,media=cdrom',
+        'scsi1': 'local-lvm:100',
+    }
+    assert new.diff['after']['image'] is None and new.diff['after']['disk_size'] == '40G'
+    assert new.diff['after']['cdrom'] == 'local:iso/debian-12.iso'
+
+
+@pytest.mark.parametrize('missing', ['storage', 'disk_size'])
+def test_a_vm_without_image_needs_a_storage_and_a_size_for_its_boot_disk(missing):
+    declared = spec(**{key: value for key, value in {'storage': 'local-lvm', 'disk_size': '40G'}.items() if key != missing})
+    with pytest.raises(SpecError, match=rf"^{missing} is required to create 'app' without an image"):
+        plan_vm(declared, creation=Creation(ImageSource(BLANK), 'pve1'))
