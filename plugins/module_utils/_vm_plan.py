@@ -12,8 +12,9 @@ Actions, as (kind, params), on the VM found or just created:
 - ``clone``: vmid, node (the source's), name, full, newid (the declared vmid; absent: allocate one),
   target (only when another node), storage (full clones only), pool; notes (the source's Notes) and owner_tag: the
   clone is made with those Notes and its owner record (``_ownership``), written once the new VMID is known.
-- ``import``: node, newid, pool, config (the whole create config; ``scsi0`` is ``STORAGE:0,import-from=VOLUME``),
-  owner_tag: the create writes the owner record naming the new VMID.
+- ``import``: node, newid, pool, config (the whole create config; ``scsi0`` is ``STORAGE:0,import-from=VOLUME``, or for
+  an empty VM, made when no ``image`` is declared, ``STORAGE:SIZE``), owner_tag: the create writes the owner record
+  naming the new VMID.
 - ``configure``: set (key: value) and delete (keys), one config update.
 - ``resize``: disk, size (PVE form); ``verify_size`` when the current size was unknown while planning
   (after an import): the module reads it and asks ``grow_needed`` first.
@@ -49,6 +50,10 @@ Decisions:
   it will be; an unchanged key shows PVE's own form on both sides), ``disk_size``, ``cloudinit_drive``
   when one is added, ``status`` when the state is a power state, ``state`` on create and destroy.
   ``cipassword`` shows as a mask on both sides. ``changes`` lists the diff keys whose value changes.
+- Devices (``disks``, ``nets``, ``efidisk``, ``tpm``, ``cdrom``): each shows in the diff under its config key with its
+  declared properties only (``_vm_devices``); a disk's size grows by a ``resize`` after the config write; a disk
+  neither declared nor the boot disk is detached only with ``remove_undeclared_disks`` (PVE keeps it as ``unusedN``).
+  What a running VM takes at once follows qemu-server (``_vm_config.held_until_restart``).
 - ``user_data``: the module passes the seed ISO's volume ID (its name holds the content hash). The ISO
   takes the slot of the VM's seed ISO, else of PVE's cloud-init drive (which goes: two NoCloud sources
   would compete), else the first free IDE/SATA slot. A replaced seed of this VM is deleted, another VM's
