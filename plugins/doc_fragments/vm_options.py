@@ -41,6 +41,10 @@ options:
       - Or a disk image volume to import, V(STORAGE:import/NAME.qcow2) (also C(.raw), C(.vmdk); content type C(import))
         or V(STORAGE:VMID/DISK). The VM then gets what a cloud image needs to boot (VirtIO SCSI, serial console,
         boot order, a cloud-init drive) and needs O(storage). URLs are refused; download the image first with P(puls.proxmox.pve_iso#module).
+      - 'Without it, a missing VM is created empty: a new boot disk of O(disk_size) on O(storage) (both required),
+        a VirtIO network device on V(vmbr0) unless O(nets) says otherwise, and what O(disks), O(cdrom) (an installer
+        ISO), O(boot) and the other options declare; PVE boots the disks, then the CD-ROM drives, unless O(boot)
+        says otherwise.'
     type: str
   linked_clone:
     description:
@@ -117,6 +121,29 @@ options:
       - The disk is grown when smaller. A size below the current one is an error naming the current size, since
         PVE cannot shrink a disk. An increment such as V(+8G) is refused; declare the total size.
     type: str
+  disks:
+    description:
+      - 'Further disks of the VM, each a dict. C(slot) (required) is its PVE drive key: C(scsi0)-C(scsi30), C(virtio0)-C(virtio15),
+        C(sata0)-C(sata5) or C(ide0)-C(ide3). C(size) (required) is its size as in O(disk_size) (V(32G); a bare
+        number is GiB); it only grows, and a size below the current one is an error naming the disk.'
+      - A missing disk is allocated on C(storage), else on O(storage), else on the storage of the boot disk. An
+        existing disk is never moved to another storage.
+      - C(cache) (V(none), V(writethrough), V(writeback), V(unsafe), V(directsync)), C(discard), C(ssd) (not on
+        VirtIO), C(iothread) (SCSI and VirtIO only) and C(backup) (booleans) are set when given; the disk's other
+        properties are kept. On a running VM, PVE applies a changed C(cache), C(discard), C(ssd) or C(iothread),
+        and a new IDE or SATA disk, only at the next boot (RV(reboot_required)).
+      - 'Disks the VM has and this list does not name are left alone, unless O(remove_undeclared_disks) is set.
+        The boot disk is not one of them (O(disk_size) sizes it): a C(slot) naming it is refused.'
+    type: list
+    elements: dict
+  remove_undeclared_disks:
+    description:
+      - Detach the disks of the VM that neither O(disks) names nor are its boot disk (CD-ROM drives, the cloud-init
+        drive, the EFI disk and the TPM state are never touched).
+      - PVE keeps a detached disk's volume as an C(unusedN) entry of the VM's config; nothing is deleted. A running
+        VM lets go of a SCSI or VirtIO disk at once with hotplug C(disk), of an IDE or SATA disk at its next boot.
+    type: bool
+    default: false
   bridge:
     description:
       - Bridge of the first network device (C(net0)), for example V(vmbr0). The device's MAC, model and other properties
@@ -126,6 +153,64 @@ options:
     description:
       - VLAN tag (1-4094) of the first network device.
     type: int
+  nets:
+    description:
+      - Network devices of the VM, each a dict. C(slot) (required) is its PVE key, C(net0)-C(net31); C(net0) only
+        when O(bridge) and O(vlan) are not declared, since they describe it.
+      - C(bridge), C(vlan) (1-4094, PVE's C(tag)), C(model) (V(virtio), V(e1000), V(vmxnet3), ...), C(firewall)
+        (boolean) and C(mtu) (VirtIO only; V(1) takes the bridge's MTU) are set when given; the MAC PVE assigned
+        and every other property are kept. A new device is VirtIO on V(vmbr0) unless it says otherwise.
+      - Devices the VM has and this list does not name are left alone.
+    type: list
+    elements: dict
+  bios:
+    description:
+      - 'Firmware: V(seabios) (BIOS, PVE''s default) or V(ovmf) (UEFI; give it an O(efidisk)). Takes effect at the
+        next boot.'
+    type: str
+    choices:
+      - seabios
+      - ovmf
+  efidisk:
+    description:
+      - 'The EFI disk (C(efidisk0)) that keeps the UEFI variables of O(bios=ovmf): a dict with C(storage) (else
+        O(storage), else the boot disk''s storage) and C(pre_enrolled_keys) (boolean: Microsoft and distribution
+        Secure Boot keys enrolled). It is made with C(efitype=4m), which Secure Boot needs.'
+      - A VM without one gets it; an existing EFI disk is kept as it is (its boot entries live there).
+    type: dict
+  tpm:
+    description:
+      - 'The TPM state (C(tpmstate0)), for example for Windows 11: a dict with C(storage) (else O(storage), else
+        the boot disk''s storage) and C(version) (V(v2.0), the default, or V(v1.2)).'
+      - A VM without one gets it. PVE cannot change the version of an existing TPM state, so another version is
+        an error.
+    type: dict
+  serial:
+    description:
+      - 'The first serial port (C(serial0)): V(socket) (a console on PVE''s terminal, which cloud images expect)
+        or a host device such as V(/dev/ttyS0). An empty string removes it. Takes effect at the next boot.'
+    type: str
+  vga:
+    description:
+      - 'The display (C(vga)): V(std), V(qxl), V(virtio), V(serial0) (the serial console as display), V(none), ...,
+        optionally with properties (V(std,memory=32)); properties the VM has and the value does not name are kept.
+        An empty string removes the key (PVE''s default display). Takes effect at the next boot.'
+    type: str
+  cdrom:
+    description:
+      - An ISO to insert into the VM's CD-ROM drive, as a volume V(STORAGE:iso/NAME.iso) (put it there with P(puls.proxmox.pve_iso#module)),
+        for example an installer. An empty string ejects it.
+      - The drive is the VM's first CD-ROM drive that holds neither PVE's cloud-init drive nor the seed ISO of O(user_data);
+        a VM without one gets one in the first free IDE or SATA slot (V(ide2) first). A running VM takes a new medium
+        at once.
+    type: str
+  boot:
+    description:
+      - 'The boot order: device keys, first tried first, for example V([ide2, scsi0]) to boot an installer ISO before
+        the disk. Every device must exist on the VM (or be declared by this run), as PVE requires. Takes effect
+        at the next boot.'
+    type: list
+    elements: str
   ip:
     description:
       - IPv4 address of the first network device, set by cloud-init (C(ipconfig0)). V(10.0.0.5) (a /24), V(10.0.0.5/22),

@@ -69,9 +69,11 @@ notes:
   - >-
     B(Mapping.) The fields of C(metadata) and C(spec) become these variables.
     C(metadata.name) is the host name. C(metadata.node) is C(pve_node). C(metadata.tags) is C(pve_tags).
-    C(spec.disks[0].storage) is C(pve_storage). C(spec.disks[0].size) is C(pve_disk_size).
-    C(spec.net[0].bridge) is C(pve_bridge). C(spec.net[0].tag) is C(pve_vlan). The fields that set one variable each
-    follow (B(Fields.) and B(Field extensions.)).
+    C(spec.disks[0].storage) is C(pve_storage). C(spec.disks[0].size) is C(pve_disk_size). Each further disk
+    C(spec.disks[N]) is an entry C({slot: scsiN, size, storage}) of C(pve_disks) (its C(size) is required).
+    C(spec.net[0].bridge) is C(pve_bridge). C(spec.net[0].tag) is C(pve_vlan). Each further device C(spec.net[N]) is an
+    entry C({slot: netN, bridge, vlan, model}) of C(pve_nets) (C(tag) is C(vlan)); so is C(spec.net[0]) as C(net0) when
+    it has a C(model). The fields that set one variable each follow (B(Fields.) and B(Field extensions.)).
   - >-
     B(Power and state.) C(spec.state) V(running) and V(stopped) are C(pve_power). V(absent), an extension, is
     C(pve_state=absent). A C(Template) accepts only V(absent).
@@ -101,10 +103,13 @@ notes:
     C(pve_force_config_check). C(replace) is C(pve_replace). A C(Template) also accepts C(fromTemplate) and C(cloudInit), for the VM that builds it. It does not
     accept C(applyMode), C(userData), C(replace), C(onboot) or C(adopt).
   - >-
-    B(Not reconciled.) These proxmops fields are reported with a warning and ignored. C(spec.iso), C(spec.net[].model),
-    C(spec.net[].ip) and C(spec.net[].gw) (proxmops applies them to containers only), and every disk and network
-    device after the first. A field that neither proxmops nor this plugin knows is an error, so a misspelt field
-    never goes unnoticed.
+    B(ISO.) C(spec.iso) of a C(VirtualMachine) is C(pve_cdrom), the ISO in its CD-ROM drive: a volume such as
+    V(local:iso/debian-12.iso) as it is, or a file name, which is the volume of the C(Iso) manifest of that file (on
+    the machine's node, or on no node in particular). A file name no C(Iso) manifest declares is an error.
+  - >-
+    B(Not reconciled.) These proxmops fields are reported with a warning and ignored: C(spec.net[].ip) and
+    C(spec.net[].gw) (proxmops applies them to containers only). A field that neither proxmops
+    nor this plugin knows is an error, so a misspelt field never goes unnoticed.
   - >-
     B(Errors.) Ansible reports an inventory source that fails to parse as a warning and goes on without its hosts. Set
     C(ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED=true) (C([inventory] any_unparsed_is_failed) in C(ansible.cfg)) to
@@ -279,6 +284,11 @@ class Fields:
         return [Fields(self.document, f'{_join(self.path, key)}[{index}]', item, accepted, not_reconciled) for index, item in enumerate(items)]
 
 
+def _given(entry):
+    """A dict without its unset (None) values."""
+    return {key: value for key, value in entry.items() if value is not None}
+
+
 def _read(option):
     """The variable of a VM option's manifest field (module_utils/_vm_registry.py), and how the field is read."""
     if option.choices:
@@ -301,15 +311,14 @@ _STRUCTURED_FIELDS = ('image', 'fromTemplate', 'disks', 'net', 'cloudInit', 'sta
 # A template is not a running guest and is rebuilt, never replaced.
 _VM_ONLY_FIELDS = ('applyMode', 'userData', 'replace', 'onboot', 'adopt')
 SPEC_FIELDS = {
-    VIRTUAL_MACHINE: tuple(_DIRECT_FIELDS) + _STRUCTURED_FIELDS,
+    VIRTUAL_MACHINE: tuple(_DIRECT_FIELDS) + _STRUCTURED_FIELDS + ('iso',),
     TEMPLATE: tuple(field for field in _DIRECT_FIELDS if field not in _VM_ONLY_FIELDS) + _STRUCTURED_FIELDS,
     ISO: ('source', 'node', 'storage', 'checksum'),
 }
 STATES = {VIRTUAL_MACHINE: ('running', 'stopped', 'absent'), TEMPLATE: ('absent',)}
 CLOUD_INIT_FIELDS = ('user', 'password', 'sshKeys', 'ip', 'nameserver', 'searchDomain', 'searchdomain')
 # proxmops fields that puls.proxmox does not reconcile: a warning, not an error.
-SPEC_NOT_RECONCILED = ('iso',)
-NET_NOT_RECONCILED = ('model', 'ip', 'gw')
+NET_NOT_RECONCILED = ('ip', 'gw')
 
 
 class Fleet:
@@ -324,6 +333,8 @@ class Fleet:
         # name -> the document declaring it; machines (hosts) and ISOs are named apart.
         self._machine_declarations = {}
         self._iso_declarations = {}
+        # (machine name, spec.iso naming a file, its spec): resolved by resolve_isos
+        self._iso_references = []
         # (node, volume ID) -> (pve_isos entry, the document declaring it first)
         self._volumes = {}
 
@@ -346,16 +357,41 @@ class Fleet:
         name = metadata.required_text('name')
         if not _DNS_NAME.match(name):
             raise metadata.fail('name', f'must be a DNS name (letters, digits, "-" and "."), got {name!r}')
-        spec = top.section('spec', SPEC_FIELDS[kind], () if kind == ISO else SPEC_NOT_RECONCILED)
+        spec = top.section('spec', SPEC_FIELDS[kind])
         if spec is None:
             raise document.error('spec', 'is required')
-        self._ignore(spec.not_reconciled, document)
         if kind == ISO:
             self._claim(self._iso_declarations, name, document)
             self._add_volume(self._iso_entry(spec), document, 'spec.source')
         else:
             self._claim(self._machine_declarations, name, document)
             self.machines[name] = (VM_GROUP if kind == VIRTUAL_MACHINE else TEMPLATE_GROUP, self._machine_variables(kind, metadata, spec))
+            self._cdrom_variable(name, spec)
+
+    def _cdrom_variable(self, name, spec):
+        """spec.iso: a volume is pve_cdrom as it is; a file name is the Iso manifest's volume (see resolve_isos)."""
+        iso = spec.text('iso')
+        if iso is None:
+            return
+        if ':' in iso:
+            self.machines[name][1]['pve_cdrom'] = iso
+        else:
+            self._iso_references.append((name, iso, spec))
+
+    def resolve_isos(self):
+        """Each spec.iso that names a file: the volume of the Iso manifest of that file, on the machine's node or on none
+        (read once every document is, since the Iso may come later)."""
+        for name, filename, spec in self._iso_references:
+            variables = self.machines[name][1]
+            volumes = [
+                f"{entry['storage']}:iso/{filename}"
+                for entry in self.isos
+                if entry['content'] == 'iso' and entry['filename'] == filename and entry.get('node') in (None, variables.get('pve_node'))
+            ]
+            if not volumes:
+                problem = f"names {filename!r}, which no Iso manifest declares on this VM's node; declare it, or give its volume"
+                raise spec.fail('iso', f'{problem}, e.g. local:iso/{filename}')
+            variables['pve_cdrom'] = volumes[0]
 
     def _ignore_kind(self, document, kind, metadata):
         name = metadata.get('name') if isinstance(metadata, Mapping) else None
@@ -412,20 +448,35 @@ class Fleet:
         disks = spec.sections('disks', ('storage', 'size'))
         if not disks:
             return {}
-        self._ignore([disk.path for disk in disks[1:]], spec.document)
         variables = {}
         _set(variables, 'pve_storage', disks[0].text('storage'))
         _set(variables, 'pve_disk_size', disks[0].size('size'))
+        # The first disk is the boot disk (scsi0, as proxmops makes it); the others follow it on the SCSI bus.
+        further = []
+        for index, disk in enumerate(disks[1:], 1):
+            size = disk.size('size')
+            if size is None:
+                raise disk.fail('size', 'is required for a disk after the first, which is created empty')
+            further.append(_given({'slot': f'scsi{index}', 'size': size, 'storage': disk.text('storage')}))
+        _set(variables, 'pve_disks', further or None)
         return variables
 
     def _network_variables(self, spec):
-        devices = spec.sections('net', ('bridge', 'tag'), NET_NOT_RECONCILED)
+        devices = spec.sections('net', ('bridge', 'tag', 'model'), NET_NOT_RECONCILED)
         if not devices:
             return {}
-        self._ignore(devices[0].not_reconciled + [device.path for device in devices[1:]], spec.document)
+        self._ignore([path for device in devices for path in device.not_reconciled], spec.document)
         variables = {}
-        _set(variables, 'pve_bridge', devices[0].text('bridge'))
-        _set(variables, 'pve_vlan', devices[0].positive_int('tag', maximum=4094))
+        nets = [
+            _given({'slot': f'net{index}', 'bridge': device.text('bridge'), 'vlan': device.positive_int('tag', maximum=4094), 'model': device.text('model')})
+            for index, device in enumerate(devices)
+        ]
+        if 'model' not in nets[0]:
+            # net0 without a model is pve_bridge and pve_vlan, which keep its model; with one, it joins pve_nets.
+            first = nets.pop(0)
+            _set(variables, 'pve_bridge', first.get('bridge'))
+            _set(variables, 'pve_vlan', first.get('vlan'))
+        _set(variables, 'pve_nets', nets or None)
         return variables
 
     @staticmethod
@@ -576,6 +627,7 @@ def read_fleet(root, base, import_storage):
     for path in manifest_files(root):
         for document, content in manifest_documents(path, os.path.relpath(path, base)):
             fleet.add(document, content)
+    fleet.resolve_isos()
     return fleet
 
 

@@ -40,6 +40,23 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import (
+    BUSES_OF,
+    CACHE_MODES,
+    DISK_FLAGS,
+    DISK_KEYS,
+    DISK_SLOTS,
+    EFIDISK_KEYS,
+    MAX_NETS,
+    NET_KEYS,
+    SLOT,
+    TPM_KEYS,
+    TPM_VERSIONS,
+    VGA_TYPES,
+    DiskSpec,
+    FirmwareDrive,
+    NicSpec,
+)
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import OPTIONS_BY_NAME, VM_OPTIONS, VmOption
 
 _Value = TypeVar('_Value')
@@ -108,6 +125,13 @@ _STORAGE_ID = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]$')
 _IPCONFIG_KEY = re.compile(r'^ipconfig\d+$')
 _NET_KEY = re.compile(r'^net\d+$')
 _BUS_DRIVE_KEY = re.compile(r'^(ide|sata|scsi|virtio)(\d+)$')
+# qemu-server PVE/API2/Qemu.pm create_disks: "[STORAGE:]SIZE" (GiB) allocates a new volume.
+_ISO_VOLUME = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]:iso/[^/,]+$')
+_NEW_VOLUME = re.compile(r'^(?:[^/:\s]+:)?\d+(?:\.\d+)?$')
+# Boolean drive properties of qemu-server PVE/QemuServer/Drive.pm.
+_DRIVE_FLAGS = frozenset(('ssd', 'iothread', 'backup', 'replicate', 'ro', 'shared'))
+# What vmconfig_update_disk (qemu-server PVE/QemuServer.pm) cannot change on a running VM's disk: "skip", so pending.
+_COLD_DRIVE_PROPERTIES = ('aio', 'discard', 'iothread', 'queues', 'product', 'cache', 'ssd', 'vendor', 'ro')
 _BUS_ORDER = ('scsi', 'virtio', 'sata', 'ide')
 _DRIVE_KEY = re.compile(r'^(?:(?:ide|sata|scsi|virtio)\d+|efidisk0|tpmstate0)$')
 # qemu-server Drive.pm drive_is_cloudinit: PVE knows its cloud-init drive by the volume's name.
@@ -197,13 +221,14 @@ def parse_disk_size(option: str, value: Any) -> int:
     return int(match.group(1)) * _SIZE_UNITS[unit]
 
 
-def grow_needed(declared: int, current: int | None, disk: str) -> bool:
-    """Whether ``disk`` must grow to ``declared`` bytes; a smaller declared size is an error (PVE only grows disks, A.11)."""
+def grow_needed(declared: int, current: int | None, disk: str, option: str = 'disk_size') -> bool:
+    """Whether ``disk`` must grow to ``declared`` bytes; a smaller declared size is an error naming ``option`` (qemu-server
+    PVE/API2/Qemu.pm, resize_vm: "shrinking disks is not supported")."""
     if current is None or declared > current:
         return True
     if declared < current:
         raise SpecError(
-            'disk_size',
+            option,
             f'{format_size(declared)} is below the current size {format_size(current)} of {disk}; '
             f'PVE cannot shrink a disk: declare at least {format_size(current)}',
         )
@@ -260,6 +285,59 @@ def is_cloudinit_volume(volume: str) -> bool:
 def cloudinit_drive_key(config: Mapping[str, Any]) -> str | None:
     """The key of the VM's cloud-init drive (``ide2`` for ``local-lvm:vm-100-cloudinit,media=cdrom``), or None."""
     return next((key for key, volume in drive_volumes(config).items() if is_cloudinit_volume(volume)), None)
+
+
+def is_disk(value: Any) -> bool:
+    """Whether a drive value is a disk: not an empty or ISO CD-ROM drive, not the cloud-init drive."""
+    return _is_disk(value)
+
+
+def cdrom_drive_key(config: Mapping[str, Any]) -> str | None:
+    """The key of the VM's CD-ROM drive for ISOs (``cdrom``): the first CD-ROM drive that holds neither PVE's cloud-init
+    drive nor a pve_vm seed ISO, or None."""
+    for key in sorted((key for key in config if _BUS_DRIVE_KEY.match(key)), key=_bus_position):
+        volume, props = parse_drive(config[key])
+        cdrom = props.get('media') == 'cdrom' or volume in ('none', 'cdrom')
+        if cdrom and not is_cloudinit_volume(volume) and not volume.rpartition('/')[2].startswith(SEED_PREFIX):
+            return key
+    return None
+
+
+def cdrom_volume(value: Any) -> str | None:
+    """The ISO in a CD-ROM drive value, None when it is empty."""
+    volume = parse_drive(value)[0] if value else ''
+    return None if volume in ('', 'none', 'cdrom') else volume
+
+
+def is_net_key(key: str) -> bool:
+    """Whether ``key`` is a network device's (``net0``..)."""
+    return bool(_NET_KEY.match(key))
+
+
+def is_bus_disk(key: str, value: Any) -> bool:
+    """Whether config key ``key`` is a disk on an IDE, SATA, SCSI or VirtIO slot (not the EFI disk, the TPM state, a CD-ROM)."""
+    return bool(_BUS_DRIVE_KEY.match(key)) and _is_disk(value)
+
+
+def allocates_volume(value: Any) -> bool:
+    """Whether writing the drive value makes PVE allocate a volume (``STORAGE:SIZE`` or ``STORAGE:cloudinit``, qemu-server
+    PVE/API2/Qemu.pm create_disks): such a write must not be sent twice."""
+    volume = parse_drive(value)[0]
+    return is_cloudinit_volume(volume) or bool(_NEW_VOLUME.match(volume))
+
+
+def same_drive_properties(observed: Mapping[str, str], desired: Mapping[str, str]) -> bool:
+    """Whether two drives' properties are the same, flags compared as flags (PVE writes ``1``, accepts ``yes``/``on``)."""
+
+    def canonical(props: Mapping[str, str]) -> dict[str, Any]:
+        return {key: (as_bool(value) if key in _DRIVE_FLAGS else value) for key, value in props.items()}
+
+    return canonical(observed) == canonical(desired)
+
+
+def same_net(observed: Any, desired: Any) -> bool:
+    """Whether two ``netN`` values are the same device settings (the MAC compared case-blind)."""
+    return _net_value(observed) == _net_value(desired)
 
 
 def _is_disk(value: Any) -> bool:
@@ -354,12 +432,34 @@ def held_until_restart(key: str, config: Mapping[str, Any], value: Any = None) -
             return True
         before, after = _net_value(config[key]), _net_value(value)
         return any(before.get(prop) != after.get(prop) for prop in NET_REPLUG_PROPERTIES) or not (before.get('bridge') and after.get('bridge'))
+    if _BUS_DRIVE_KEY.match(key) and all(item is not None and _is_iso_drive(item) for item in (config.get(key), value)):
+        return False  # a medium change: vmconfig_update_disk's CD-ROM branch changes it at once
+    if _BUS_DRIVE_KEY.match(key) and all(item is None or _is_disk(item) for item in (config.get(key), value)):
+        return _disk_held(key, config.get(key), value, 'disk' in enabled)
     if key == 'memory':
         return 'memory' not in enabled or (value is not None and _KEYS['memory'].canonical(value) < MIN_HOTPLUG_MEMORY)
     if key == 'balloon':
         # A new target is set at once; turning the balloon device on or off (0 is off, no key on) waits for a restart.
         return _balloon_on(config.get(key)) != _balloon_on(value)
     return True
+
+
+def _is_iso_drive(value: Any) -> bool:
+    volume, props = parse_drive(value)
+    iso = not is_cloudinit_volume(volume) and not volume.rpartition('/')[2].startswith(SEED_PREFIX)
+    return iso and (props.get('media') == 'cdrom' or volume in ('none', 'cdrom'))
+
+
+def _disk_held(key: str, old: Any, new: Any, hotplug: bool) -> bool:
+    """qemu-server PVE/QemuServer.pm: a new or removed disk is (un)plugged at once only with hotplug ``disk`` and never on
+    IDE or SATA (vmconfig_hotplug_pending, vmconfig_update_disk); a disk keeping its volume takes every change at once
+    but those of ``_COLD_DRIVE_PROPERTIES``."""
+    if old is None or new is None:
+        return not hotplug or key.startswith(('ide', 'sata'))
+    (old_volume, before), (new_volume, after) = parse_drive(old), parse_drive(new)
+    if old_volume != new_volume:
+        return not hotplug
+    return any(before.get(prop) != after.get(prop) for prop in _COLD_DRIVE_PROPERTIES)
 
 
 def _balloon_on(value: Any) -> bool:
@@ -522,6 +622,156 @@ def _owner_tag(option: str, value: Any) -> str:
     return next(iter(tags))
 
 
+def _entries(option: str, value: Any, known: tuple[str, ...]) -> list[tuple[str, Mapping[str, Any]]]:
+    """Each entry of a list option with the name errors give it (``disks[0]``), its keys checked."""
+    if not isinstance(value, (list, tuple)):
+        raise SpecError(option, f'must be a list of dicts, each with a slot (got {value!r})')
+    entries = []
+    for index, item in enumerate(value):
+        name = f'{option}[{index}]'
+        if not isinstance(item, Mapping):
+            raise SpecError(name, f'must be a dict with a slot and its settings (got {item!r})')
+        unknown = sorted(set(item) - set(known))
+        if unknown:
+            raise SpecError(name, f"has unknown key(s) {', '.join(unknown)}; the keys are {', '.join(known)}")
+        if item.get('slot') is None:
+            raise SpecError(f'{name}.slot', 'is required: name the device, e.g. scsi1 or net1')
+        entries.append((name, item))
+    return entries
+
+
+def _unique(option: str, slots: list[str]) -> None:
+    twice = sorted({slot for slot in slots if slots.count(slot) > 1})
+    if twice:
+        raise SpecError(option, f"declares {', '.join(twice)} more than once; declare each slot once")
+
+
+def parse_disks(option: str, value: Any) -> tuple[DiskSpec, ...]:
+    """The checked ``disks`` option."""
+    disks: list[DiskSpec] = []
+    for name, item in _entries(option, value, DISK_KEYS):
+        slot = str(item['slot']).strip().lower()
+        found = SLOT.match(slot)
+        bus = found.group(1) if found else ''
+        if not found or bus not in DISK_SLOTS or int(found.group(2)) >= DISK_SLOTS[bus]:
+            buses = ', '.join(f'{bus}0-{bus}{count - 1}' for bus, count in DISK_SLOTS.items())
+            raise SpecError(f'{name}.slot', f'is {item["slot"]!r}, which is not a disk slot PVE has; use one of {buses}')
+        if item.get('size') is None:
+            raise SpecError(f'{name}.size', 'is required: the size the disk has, e.g. 32G (a bare number is GiB)')
+        properties: dict[str, str] = {}
+        if item.get('cache') is not None:
+            if item['cache'] not in CACHE_MODES:
+                raise SpecError(f'{name}.cache', f"must be one of {', '.join(CACHE_MODES)} (got {item['cache']!r})")
+            properties['cache'] = item['cache']
+        for flag in DISK_FLAGS:
+            if item.get(flag) is None:
+                continue
+            on = _flag(f'{name}.{flag}', item[flag])
+            if on and bus not in BUSES_OF.get(flag, (bus,)):
+                raise SpecError(f'{name}.{flag}', f"is not a property of a {bus} disk in PVE (only of {', '.join(BUSES_OF[flag])}); drop it or change the slot")
+            properties[flag] = ('on' if on else 'ignore') if flag == 'discard' else str(int(on))
+        storage = None if item.get('storage') is None else _storage(f'{name}.storage', item['storage'])
+        disks.append(DiskSpec(slot, parse_disk_size(f'{name}.size', item['size']), storage, tuple(properties.items()), len(disks)))
+    _unique(option, [disk.slot for disk in disks])
+    return tuple(disks)
+
+
+def parse_nets(option: str, value: Any) -> tuple[NicSpec, ...]:
+    """The checked ``nets`` option."""
+    nics: list[NicSpec] = []
+    for name, item in _entries(option, value, NET_KEYS):
+        slot = str(item['slot']).strip().lower()
+        found = SLOT.match(slot)
+        if not found or found.group(1) != 'net' or int(found.group(2)) >= MAX_NETS:
+            raise SpecError(f'{name}.slot', f'is {item["slot"]!r}, which is not a network device PVE has; use net0 to net{MAX_NETS - 1}')
+        properties: dict[str, str] = {}
+        if item.get('bridge') is not None:
+            properties['bridge'] = _bridge(f'{name}.bridge', item['bridge'])
+        if item.get('vlan') is not None:
+            properties['tag'] = str(_integer(1, 4094, ' (an 802.1Q VLAN id)')(f'{name}.vlan', item['vlan']))
+        if item.get('model') is not None:
+            if item['model'] not in NIC_MODELS:
+                raise SpecError(f'{name}.model', f"must be one of {', '.join(sorted(NIC_MODELS))} (got {item['model']!r})")
+            properties['model'] = item['model']
+        if item.get('firewall') is not None:
+            properties['firewall'] = str(int(_flag(f'{name}.firewall', item['firewall'])))
+        if item.get('mtu') is not None:
+            # qemu-server PVE/QemuServer/Network.pm $net_fmt: mtu 1-65520, VirtIO only; 1 means the bridge's MTU.
+            properties['mtu'] = str(_integer(1, 65520, ' (1 is the bridge MTU)')(f'{name}.mtu', item['mtu']))
+            if properties.get('model', 'virtio') != 'virtio':
+                raise SpecError(f'{name}.mtu', f"is supported by PVE for VirtIO devices only, and model is {properties['model']}; drop mtu or use model virtio")
+        nics.append(NicSpec(slot, tuple(properties.items())))
+    _unique(option, [nic.slot for nic in nics])
+    return tuple(nics)
+
+
+def _settings(option: str, value: Any, known: tuple[str, ...]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise SpecError(option, f"must be a dict with {' and/or '.join(known)} (got {value!r})")
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        raise SpecError(option, f"has unknown key(s) {', '.join(unknown)}; the keys are {', '.join(known)}")
+    return value
+
+
+def _firmware_storage(option: str, settings: Mapping[str, Any]) -> str | None:
+    return None if settings.get('storage') is None else _storage(f'{option}.storage', settings['storage'])
+
+
+def parse_efidisk(option: str, value: Any) -> FirmwareDrive:
+    """The checked ``efidisk`` option: a 4 MiB EFI vars disk (efitype 4m, which Secure Boot needs: Drive.pm)."""
+    settings = _settings(option, value, EFIDISK_KEYS)
+    properties = {'efitype': '4m'}
+    if settings.get('pre_enrolled_keys') is not None:
+        properties['pre-enrolled-keys'] = str(int(_flag(f'{option}.pre_enrolled_keys', settings['pre_enrolled_keys'])))
+    return FirmwareDrive('efidisk0', option, _firmware_storage(option, settings), tuple(properties.items()))
+
+
+def parse_tpm(option: str, value: Any) -> FirmwareDrive:
+    """The checked ``tpm`` option: a TPM state volume of ``version`` (v2.0 unless declared)."""
+    settings = _settings(option, value, TPM_KEYS)
+    version = settings.get('version') or 'v2.0'
+    if version not in TPM_VERSIONS:
+        raise SpecError(f'{option}.version', f"must be one of {', '.join(TPM_VERSIONS)} (got {version!r})")
+    return FirmwareDrive('tpmstate0', option, _firmware_storage(option, settings), (('version', version),))
+
+
+def _serial(option: str, value: Any) -> str:
+    # qemu-server PVE/QemuServer.pm $serialdesc: "(/dev/.+|socket)".
+    text = str(value).strip()
+    if text and not re.fullmatch(r'/dev/[^,]+|socket', text):
+        raise SpecError(option, f"must be socket (a console on PVE's terminal) or a host device such as /dev/ttyS0, or empty to remove it (got {value!r})")
+    return text
+
+
+def _cdrom(option: str, value: Any) -> str:
+    text = str(value).strip()
+    if text and not _ISO_VOLUME.match(text):
+        raise SpecError(option, f'must be an ISO volume such as local:iso/debian-12.iso (content iso), or empty to eject it (got {value!r})')
+    return text
+
+
+def _boot(option: str, value: Any) -> tuple[str, ...]:
+    devices = _words(option, value)
+    if not devices:
+        raise SpecError(option, 'must list the devices to boot from, in order, e.g. [ide2, scsi0, net0]')
+    for device in devices:
+        if not (_DRIVE_KEY.match(device) or _NET_KEY.match(device)):
+            raise SpecError(option, f'lists {device!r}, which is not a disk, CD-ROM or network device key (scsi0, ide2, net0, ...)')
+    return devices
+
+
+def _vga(option: str, value: Any) -> str:
+    text = str(value).strip()
+    try:
+        kind = parse_property_string(text, 'type').get('type') if text else ''
+    except ValueError:
+        kind = None
+    if kind is not None and (kind in VGA_TYPES or not text):
+        return text
+    raise SpecError(option, f"must be a display type ({', '.join(VGA_TYPES)}), optionally with ',memory=MiB', or empty to remove it (got {value!r})")
+
+
 @dataclass(frozen=True)
 class VmSpec:
     """The validated pve_vm options; None = not managed. ``ip`` is an IPv4Interface or ``'dhcp'``, ``disk_size`` bytes."""
@@ -542,8 +792,18 @@ class VmSpec:
     cpu: str | None = None
     machine: str | None = None
     disk_size: int | None = None
+    disks: tuple[DiskSpec, ...] | None = None
+    remove_undeclared_disks: bool = False
     bridge: str | None = None
     vlan: int | None = None
+    nets: tuple[NicSpec, ...] | None = None
+    bios: str | None = None
+    efidisk: FirmwareDrive | None = None
+    tpm: FirmwareDrive | None = None
+    serial: str | None = None
+    vga: str | None = None
+    cdrom: str | None = None
+    boot: tuple[str, ...] | None = None
     ip: ipaddress.IPv4Interface | str | None = None
     gateway: ipaddress.IPv4Address | None = None
     nameservers: tuple[str, ...] | None = None
@@ -613,6 +873,10 @@ class VmSpec:
                 'balloon',
                 f'({self.balloon} MiB) is more than memory ({self.memory} MiB), which PVE refuses; declare at most memory, or 0 to turn ballooning off',
             )
+        if any(nic.slot == 'net0' for nic in self.nets or ()) and (self.bridge is not None or self.vlan is not None):
+            raise SpecError('nets', 'declares net0, which bridge and vlan declare too; declare net0 in one place: drop bridge and vlan, or net0 from nets')
+        if self.efidisk is not None and self.bios == 'seabios':
+            raise SpecError('efidisk', 'holds the EFI variables of OVMF, and bios is seabios; declare bios: ovmf, or drop efidisk')
         if self.gateway is not None and self.ip == 'dhcp':
             raise SpecError('gateway', 'is set but ip is dhcp, which takes its gateway from the DHCP server; drop gateway or declare a static ip')
         if self.gateway is not None and self.ip is None and self.dns_domain is None:
@@ -626,6 +890,14 @@ _OWN_PARSERS: dict[str, Callable[[str, Any], Any]] = {
     'storage': _storage,
     'cpu': _cpu,
     'disk_size': parse_disk_size,
+    'disks': parse_disks,
+    'nets': parse_nets,
+    'efidisk': parse_efidisk,
+    'tpm': parse_tpm,
+    'serial': _serial,
+    'vga': _vga,
+    'cdrom': _cdrom,
+    'boot': _boot,
     'bridge': _bridge,
     'ip': _ip,
     'gateway': _gateway,
@@ -728,6 +1000,18 @@ def _render_cpu(spec: VmSpec, current: Any) -> str:
     return format_property_string(props, 'cputype')
 
 
+def _render_vga(spec: VmSpec, current: Any) -> str | None:
+    # Declared properties over the current ones ("std" keeps a memory= set by hand); empty removes the key.
+    if not spec.vga:
+        return None
+    return format_property_string({**parse_property_string(current, 'type'), **parse_property_string(spec.vga, 'type')}, 'type')
+
+
+def _boot_order(value: Any) -> tuple[str, ...]:
+    # qemu-server PVE/QemuServer.pm $boot_fmt: "order=dev1;dev2"; a legacy "cdn" value orders no device by name.
+    return tuple(device for device in parse_property_string(value, 'legacy').get('order', '').split(';') if device)
+
+
 def _render_tags(spec: VmSpec, current: Any) -> str:
     # Undeclared tags are left as they are; the owner tag is on every VM pve_vm manages.
     tags = spec.tags if spec.tags is not None else normalize_tags(current)
@@ -760,6 +1044,11 @@ _OWN_KEYS: dict[str, _ConfigKey] = {
         lambda value: list(decode_sshkeys(value)) if value else None,
     ),
     'tags': _ConfigKey(('tags', 'owner_tag'), _render_tags, normalize_tags, lambda value: sorted(normalize_tags(value))),
+    # qemu-server PVE/QemuServer.pm $confdesc: no bios key is SeaBIOS.
+    'bios': _ConfigKey(('bios',), lambda spec, current: spec.bios, lambda value: value or 'seabios', _as_text),
+    'serial0': _ConfigKey(('serial',), lambda spec, current: spec.serial or None, lambda value: str(value or ''), _as_text),
+    'vga': _ConfigKey(('vga',), _render_vga, lambda value: parse_property_string(value, 'type'), _as_text),
+    'boot': _ConfigKey(('boot',), lambda spec, current: 'order=' + ';'.join(_declared(spec.boot)), _boot_order, _as_text),
 }
 # In the options' order, so that a diff lists the keys as pve_vm's documentation lists the options.
 _KEYS: dict[str, _ConfigKey] = dict(

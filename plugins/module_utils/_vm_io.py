@@ -36,7 +36,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_T
 from ansible_collections.puls.proxmox.plugins.module_utils._cidata import SeedIso, build_seed_iso, nocloud_seed
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path, guests_path
-from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, resolve_image
+from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource, resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, locality_volumes, uses_local_storage
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, vm_needs
@@ -46,12 +46,12 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     DEFAULT_SEED_STORAGE,
     SpecError,
     VmSpec,
+    allocates_volume,
     as_bool,
     cloudinit_drive_key,
     disk_size,
     drive_volumes,
     grow_needed,
-    is_cloudinit_volume,
     parse_drive,
     parse_property_string,
     parse_size,
@@ -60,6 +60,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     storage_of,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import (
+    BLANK,
     CONFIGURE,
     DELETE_VOLUME,
     DESTROY,
@@ -241,8 +242,11 @@ def plan_creation(client, spec, resources, planned_images=()):
 
     ``planned_images`` (check mode) lists the import volumes that the run makes before the VM, each with its nodes.
     """
-    source = resolve_image(spec.image, resources, spec.linked_clone)
     node_status = client.get('/nodes', context='listing the nodes of the cluster')
+    if spec.image is None:
+        # No image: an empty VM (_vm_plan), placed as any VM that depends on no source.
+        return Creation(ImageSource(BLANK), choose_node(node_status, spec.node, spec.nodes))
+    source = resolve_image(spec.image, resources, spec.linked_clone)
     if source.kind == CLONE:
         source_config = client.vm_config(source.node, source.vmid)
         shared = shared_storages(client, source.node)
@@ -394,8 +398,9 @@ class Execution:
 
     def configure(self, **change):
         settings = change['set']
-        # A drive allocated by the write ("STORAGE:cloudinit") must not be sent twice: the second would fail.
-        allocates = any(is_cloudinit_volume(volume) for volume in drive_volumes(settings).values())
+        # A drive allocated by the write ("STORAGE:cloudinit", "STORAGE:32") must not be sent twice: the second would fail
+        # or allocate another volume.
+        allocates = any(allocates_volume(settings[key]) for key in drive_volumes(settings))
         self._task(
             'POST',
             self.vm.path('/config'),

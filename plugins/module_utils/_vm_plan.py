@@ -12,8 +12,9 @@ Actions, as (kind, params), on the VM found or just created:
 - ``clone``: vmid, node (the source's), name, full, newid (the declared vmid; absent: allocate one),
   target (only when another node), storage (full clones only), pool; notes (the source's Notes) and owner_tag: the
   clone is made with those Notes and its owner record (``_ownership``), written once the new VMID is known.
-- ``import``: node, newid, pool, config (the whole create config; ``scsi0`` is ``STORAGE:0,import-from=VOLUME``),
-  owner_tag: the create writes the owner record naming the new VMID.
+- ``import``: node, newid, pool, config (the whole create config; ``scsi0`` is ``STORAGE:0,import-from=VOLUME``, or for
+  an empty VM, made when no ``image`` is declared, ``STORAGE:SIZE``), owner_tag: the create writes the owner record
+  naming the new VMID.
 - ``configure``: set (key: value) and delete (keys), one config update.
 - ``resize``: disk, size (PVE form); ``verify_size`` when the current size was unknown while planning
   (after an import): the module reads it and asks ``grow_needed`` first.
@@ -49,6 +50,10 @@ Decisions:
   it will be; an unchanged key shows PVE's own form on both sides), ``disk_size``, ``cloudinit_drive``
   when one is added, ``status`` when the state is a power state, ``state`` on create and destroy.
   ``cipassword`` shows as a mask on both sides. ``changes`` lists the diff keys whose value changes.
+- Devices (``disks``, ``nets``, ``efidisk``, ``tpm``, ``cdrom``): each shows in the diff under its config key with its
+  declared properties only (``_vm_devices``); a disk's size grows by a ``resize`` after the config write; a disk
+  neither declared nor the boot disk is detached only with ``remove_undeclared_disks`` (PVE keeps it as ``unusedN``).
+  What a running VM takes at once follows qemu-server (``_vm_config.held_until_restart``).
 - ``user_data``: the module passes the seed ISO's volume ID (its name holds the content hash). The ISO
   takes the slot of the VM's seed ISO, else of PVE's cloud-init drive (which goes: two NoCloud sources
   would compete), else the first free IDE/SATA slot. A replaced seed of this VM is deleted, another VM's
@@ -74,22 +79,31 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     VmSpec,
     as_bool,
     boot_disk_key,
+    cdrom_drive_key,
+    cdrom_volume,
     cloudinit_drive_key,
     desired_config,
     disk_size,
     display_value,
     format_net,
+    format_property_string,
     format_size,
     grow_needed,
     held_until_restart,
+    is_bus_disk,
     is_cloudinit_key,
+    is_disk,
+    is_net_key,
     is_seed_of,
     parse_drive,
     parse_net,
+    same_drive_properties,
+    same_net,
     same_value,
     seed_drive_key,
     storage_of,
 )
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import allocation, disk_view, new_disk_value, nic_view
 
 CONFIGURE = 'configure'
 RESIZE = 'resize'
@@ -101,6 +115,8 @@ UPLOAD_SEED = 'upload_seed'
 DELETE_VOLUME = 'delete_volume'
 
 POWER_STATES = ('started', 'stopped', 'restarted')
+# A Creation's source kind besides _image's CLONE and IMPORT: no image, an empty VM.
+BLANK = 'blank'
 # Where a missing cloud-init drive goes: ide2 as PVE's own docs and GUI do, else the next free slot.
 _CLOUDINIT_SLOTS = ('ide2', 'ide0', 'ide1', 'ide3', 'sata0', 'sata1', 'sata2', 'sata3', 'sata4', 'sata5')
 # The disk controller, console and boot order a cloud image needs (the Proxmox VE wiki, Cloud-Init Support: cloud images expect a serial console).
@@ -253,7 +269,12 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
     _record_owner(spec, observed, owner, updates, before, after)
     drive_added = _add_cloudinit_drive(spec, config, updates, before, after)
     upload, replaced = _attach_seed(spec, seed, config, updates, deletions, before, after)
-    resize = _resize(spec, config, before, after)
+    _insert_cdrom(spec, config, updates, before, after)
+    resizes = _converge_disks(spec, config, updates, deletions, before, after)
+    _converge_nets(spec, config, updates, before, after)
+    _add_firmware_drives(spec, config, updates, before, after)
+    resizes += _resize(spec, config, before, after)
+    _check_boot_order(spec, config, updates, deletions)
     written = [*updates, *deletions]
     running = observed.running
     notes = config.get('description')
@@ -270,7 +291,7 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
     stays_running_unrestarted = running and not (stop or restart)
     ci_written = drive_added or any(is_cloudinit_key(key) for key in written)
     _track_restart(observed, updates, deletions, held, stays_running_unrestarted, keep=restart)
-    actions = [*upload, *_write_actions(updates, deletions, resize, regenerate=ci_written and not stays_running_unrestarted), *replaced]
+    actions = [*upload, *_write_actions(updates, deletions, resizes, regenerate=ci_written and not stays_running_unrestarted), *replaced]
     if stop or restart:
         actions.append(_shutdown(spec))
     if start or restart:
@@ -321,8 +342,10 @@ def _drop_restart_record(notes: str | None) -> list[Action]:
 
 def _plan_create(spec: VmSpec, creation: Creation, seed: str | None) -> Plan:
     after: dict[str, Any] = {'state': 'present', 'node': creation.node, 'image': creation.source.describe()}
-    make = _import_actions if creation.source.kind == IMPORT else _clone_actions
+    make = _clone_actions if creation.source.kind == CLONE else _create_actions
     actions = make(spec, creation, seed, after)
+    if creation.source.kind == BLANK:
+        after['image'] = None
     if spec.state in POWER_STATES:
         after['status'] = 'stopped' if spec.state == 'stopped' else 'running'
     if spec.state in ('started', 'restarted'):
@@ -337,7 +360,12 @@ def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: di
     updates, deletions = _converge_config(spec, base, discarded, after)
     drive_added = _add_cloudinit_drive(spec, base, updates, discarded, after)
     upload, _nothing_replaced = _attach_seed(spec, seed, base, updates, deletions, discarded, after)
-    resize = _resize(spec, base, discarded, after)
+    _insert_cdrom(spec, base, updates, discarded, after)
+    resizes = _converge_disks(spec, base, updates, deletions, discarded, after)
+    _converge_nets(spec, base, updates, discarded, after)
+    _add_firmware_drives(spec, base, updates, discarded, after)
+    resizes += _resize(spec, base, discarded, after)
+    _check_boot_order(spec, base, updates, deletions)
     # The clone's Notes: the source's (clone_vm copies them), with the owner record naming the new VMID once it is known.
     clone = Action(
         CLONE,
@@ -355,23 +383,36 @@ def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: di
         ),
     )
     ci_written = drive_added or any(is_cloudinit_key(key) for key in [*updates, *deletions])
-    return [*upload, clone, *_write_actions(updates, deletions, resize, regenerate=ci_written)]
+    return [*upload, clone, *_write_actions(updates, deletions, resizes, regenerate=ci_written)]
 
 
-def _import_actions(spec: VmSpec, creation: Creation, seed: str | None, after: dict[str, Any]) -> list[Action]:
+def _create_actions(spec: VmSpec, creation: Creation, seed: str | None, after: dict[str, Any]) -> list[Action]:
+    """A VM made by one create request with its whole config: an import of a disk image, or an empty VM (no image)."""
     updates, _nothing_to_delete = _converge_config(spec, {}, {}, after)
-    volume = creation.source.volume
-    if volume is None:
+    if creation.source.kind == BLANK:
+        config = {**_blank_config(spec, after), **updates}
+    elif creation.source.volume is None:
         raise ValueError(f'{creation.source.describe()} has no volume to import')
-    config = {**_import_config(spec, volume), **updates}
+    else:
+        config = {**_import_config(spec, creation.source.volume), **updates}
     upload, _nothing_replaced = _attach_seed(spec, seed, config, config, [], {}, after)
-    resize = None
-    if spec.disk_size is not None:
+    _insert_cdrom(spec, config, config, {}, after)
+    if creation.source.kind == BLANK:
+        # After the ISO, which so keeps ide2, as an installer's drive usually is.
+        _add_cloudinit_drive(spec, config, config, {}, after)
+    # A new VM's disks and devices are all new: the create allocates them.
+    _converge_disks(spec, config, config, [], {}, after)
+    _converge_nets(spec, config, config, {}, after)
+    _add_firmware_drives(spec, config, config, {}, after)
+    _check_boot_order(spec, config, config, [])
+    resizes = []
+    if spec.disk_size is not None and creation.source.kind == IMPORT:
         # The imported image's size is known only after the import: the module checks it then (verify_size).
         after['disk_size'] = format_size(spec.disk_size)
-        resize = Action(RESIZE, {'disk': 'scsi0', 'size': format_size(spec.disk_size), 'verify_size': True})
+        resizes.append(Action(RESIZE, {'disk': 'scsi0', 'size': format_size(spec.disk_size), 'verify_size': True}))
+    # The IMPORT action is the create request of a VM from its config, an empty VM's too.
     create = Action(IMPORT, _given(node=creation.node, newid=spec.vmid, pool=spec.pool, config=config, owner_tag=spec.owner_tag))
-    return [*upload, create, *_write_actions({}, [], resize, regenerate=any(is_cloudinit_key(key) for key in updates))]
+    return [*upload, create, *_write_actions({}, [], resizes, regenerate=any(is_cloudinit_key(key) for key in updates))]
 
 
 def _given(**params: Any) -> dict[str, Any]:
@@ -382,12 +423,11 @@ def _shutdown(spec: VmSpec) -> Action:
     return Action(SHUTDOWN, _given(timeout=spec.shutdown_timeout))
 
 
-def _write_actions(updates: Mapping[str, Any], deletions: list[str], resize: Action | None, regenerate: bool) -> list[Action]:
+def _write_actions(updates: Mapping[str, Any], deletions: list[str], resizes: list[Action], regenerate: bool) -> list[Action]:
     actions = []
     if updates or deletions:
         actions.append(Action(CONFIGURE, {'set': dict(updates), 'delete': list(deletions)}))
-    if resize is not None:
-        actions.append(resize)
+    actions.extend(resizes)
     if regenerate:
         actions.append(Action(REGENERATE_CLOUDINIT))
     return actions
@@ -455,9 +495,9 @@ def _attach_seed(
     return [Action(UPLOAD_SEED, {'volid': seed})], replaced
 
 
-def _resize(spec: VmSpec, config: Mapping[str, Any], before: dict[str, Any], after: dict[str, Any]) -> Action | None:
+def _resize(spec: VmSpec, config: Mapping[str, Any], before: dict[str, Any], after: dict[str, Any]) -> list[Action]:
     if spec.disk_size is None:
-        return None
+        return []
     disk = boot_disk_key(config)
     if disk is None:
         raise SpecError('disk_size', 'is declared but the VM has no disk to grow; drop disk_size or give the VM a disk image')
@@ -465,19 +505,149 @@ def _resize(spec: VmSpec, config: Mapping[str, Any], before: dict[str, Any], aft
     before['disk_size'] = format_size(current) if current is not None else None
     if not grow_needed(spec.disk_size, current, disk):
         after['disk_size'] = before['disk_size']
-        return None
+        return []
     after['disk_size'] = format_size(spec.disk_size)
-    return Action(RESIZE, {'disk': disk, 'size': format_size(spec.disk_size)})
+    return [Action(RESIZE, {'disk': disk, 'size': format_size(spec.disk_size)})]
+
+
+def _converge_disks(
+    spec: VmSpec, config: Mapping[str, Any], updates: dict[str, Any], deletions: list[str], before: dict[str, Any], after: dict[str, Any]
+) -> list[Action]:
+    """The declared disks (``disks``) into ``updates`` (a new one allocated, declared properties set over the others), and
+    with ``remove_undeclared_disks`` the other disks but the boot disk into ``deletions``; fills both diff sides, one
+    entry per slot. Returns the resizes of disks that grow."""
+    boot = boot_disk_key(config)
+    resizes = []
+    for disk in spec.disks or ():
+        current = config.get(disk.slot)
+        if disk.slot == boot:
+            raise SpecError(disk.option('slot'), f'is {disk.slot}, the boot disk of the VM; disks declares further disks, disk_size the boot disk\'s size')
+        if current is not None and not is_disk(current):
+            raise SpecError(disk.option('slot'), f'is {disk.slot}, which holds a CD-ROM drive of the VM ({parse_drive(current)[0]}); choose a free slot')
+        if current is None:
+            storage = _new_volume_storage(spec, config, disk.storage, disk.option('storage'), disk.slot)
+            updates[disk.slot] = new_disk_value(disk, storage)
+            before[disk.slot], after[disk.slot] = None, disk_view(disk, f'{storage}:', dict(disk.properties), format_size(disk.size))
+            continue
+        volume, properties = parse_drive(current)
+        size = disk_size(config, disk.slot)
+        shown = format_size(size) if size is not None else None
+        wanted = {**properties, **dict(disk.properties)}
+        if not same_drive_properties(properties, wanted):
+            updates[disk.slot] = format_property_string({'file': volume, **wanted}, 'file')
+        if grow_needed(disk.size, size, disk.slot, disk.option('size')):
+            resizes.append(Action(RESIZE, {'disk': disk.slot, 'size': format_size(disk.size)}))
+            shown = format_size(disk.size)
+        before[disk.slot] = disk_view(disk, volume, properties, format_size(size) if size is not None else None)
+        after[disk.slot] = disk_view(disk, volume, wanted, shown)
+    if spec.remove_undeclared_disks:
+        declared = {disk.slot for disk in spec.disks or ()}
+        for key in sorted(key for key, value in config.items() if is_bus_disk(key, value) and key != boot and key not in declared):
+            # PVE keeps the volume as unusedN (qemu-server PVE/QemuServer.pm, vmconfig_delete_or_detach_drive).
+            deletions.append(key)
+            before[key], after[key] = parse_drive(config[key])[0], None
+    return resizes
+
+
+def _new_volume_storage(spec: VmSpec, config: Mapping[str, Any], declared: str | None, option: str, key: str) -> str:
+    """Where a new volume of the VM goes: its declared storage, else ``storage``, else beside the boot disk."""
+    boot = boot_disk_key(config)
+    storage = declared or spec.storage or (storage_of(parse_drive(config[boot])[0]) if boot else None)
+    if storage is None:
+        raise SpecError(option, f'is needed to allocate {key}: the VM has no disk on a storage to put it beside; declare it, or storage')
+    return storage
+
+
+def _insert_cdrom(spec: VmSpec, config: Mapping[str, Any], updates: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
+    """The declared ISO (``cdrom``) into the VM's CD-ROM drive (not the cloud-init drive's nor a seed's), or the drive
+    emptied for an empty ``cdrom``; a VM without one gets one in the first free IDE/SATA slot. The diff shows the ISO."""
+    if spec.cdrom is None:
+        return
+    key = cdrom_drive_key(config)
+    current, wanted = cdrom_volume(config.get(key)) if key else None, spec.cdrom or None
+    before['cdrom'], after['cdrom'] = current, wanted
+    if current == wanted:
+        return
+    if key is None:
+        key = next((slot for slot in _CLOUDINIT_SLOTS if slot not in config and slot not in updates), None)
+        if key is None:
+            raise SpecError('cdrom', 'needs a CD-ROM drive, and the VM has no free IDE or SATA slot for one; free ide2')
+    updates[key] = f"{wanted or 'none'},media=cdrom"
+
+
+def _check_boot_order(spec: VmSpec, config: Mapping[str, Any], updates: Mapping[str, Any], deletions: list[str]) -> None:
+    """PVE refuses a boot order naming a device the VM lacks (qemu-server PVE/API2/Qemu.pm, "invalid bootorder")."""
+    present = {key for key in (*config, *updates) if key not in deletions}
+    missing = [device for device in spec.boot or () if device not in present]
+    if missing:
+        raise SpecError('boot', f"lists {', '.join(missing)}, which the VM does not have (nor will after this run); declare the device or drop it from boot")
+
+
+def _add_firmware_drives(spec: VmSpec, config: Mapping[str, Any], updates: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
+    """The declared EFI disk and TPM state into ``updates`` when the VM has none; an existing one is kept (the EFI vars
+    hold the boot entries; a TPM state's version cannot change: qemu-server PVE/API2/Qemu.pm, prohibit_tpm_version_change)."""
+    for drive in (spec.efidisk, spec.tpm):
+        if drive is None:
+            continue
+        current = config.get(drive.key)
+        if current:
+            volume, properties = parse_drive(current)
+            declared, found = dict(drive.properties).get('version'), properties.get('version', 'v1.2')
+            if drive.key == 'tpmstate0' and declared != found:
+                raise SpecError(
+                    f'{drive.option}.version',
+                    f'is {declared}, but the TPM state of the VM ({volume}) is {found}, and PVE cannot change the version of a TPM '
+                    f'state; declare {found}, or remove tpmstate0 from the VM by hand (the keys it holds are lost)',
+                )
+            before[drive.key] = after[drive.key] = drive.view(volume, properties)
+            continue
+        storage = _new_volume_storage(spec, config, drive.storage, f'{drive.option}.storage', drive.key)
+        updates[drive.key] = drive.new_value(storage)
+        before[drive.key], after[drive.key] = None, drive.view(f'{storage}:', dict(drive.properties))
+
+
+def _converge_nets(spec: VmSpec, config: Mapping[str, Any], updates: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
+    """The declared network devices (``nets``) into ``updates``, each written over the current one (its MAC and other
+    properties kept; a new one VirtIO on the default bridge); fills both diff sides with the declared properties."""
+    for nic in spec.nets or ():
+        current = config.get(nic.slot)
+        properties = parse_net(current) if current else {'model': DEFAULT_NIC_MODEL, 'bridge': DEFAULT_BRIDGE}
+        wanted = {**properties, **dict(nic.properties)}
+        value = format_net(wanted)
+        if not current or not same_net(current, value):
+            updates[nic.slot] = value
+        before[nic.slot], after[nic.slot] = nic_view(nic, parse_net(current) if current else None), nic_view(nic, wanted)
 
 
 def _clone_config(source_config: Mapping[str, Any]) -> dict[str, Any]:
-    """The config PVE gives a clone of ``source_config``: the same, not a template, with a new MAC PVE draws (unknown yet)."""
+    """The config PVE gives a clone of ``source_config``: the same, not a template, with a new MAC PVE draws (unknown yet)
+    for every network device (qemu-server PVE/API2/Qemu.pm, clone_vm: "always change MAC! address")."""
     config = {key: value for key, value in source_config.items() if key not in ('template', 'digest')}
-    if config.get('net0'):
-        props = parse_net(config['net0'])
-        props.pop('macaddr', None)
-        config['net0'] = format_net(props)
+    for key, value in source_config.items():
+        if is_net_key(key) and value:
+            props = parse_net(value)
+            props.pop('macaddr', None)
+            config[key] = format_net(props)
     return config
+
+
+def _blank_config(spec: VmSpec, after: dict[str, Any]) -> dict[str, Any]:
+    """The create config of an empty VM: a new boot disk of ``disk_size`` on ``storage`` and a network; the boot order is
+    PVE's default unless declared (the disks, then CD-ROM drives, then the network: an empty disk lets an installer ISO
+    boot, qemu-server PVE/QemuServer.pm get_default_bootdevices)."""
+    if spec.storage is None or spec.disk_size is None:
+        raise SpecError(
+            'storage' if spec.storage is None else 'disk_size',
+            f'is required to create {spec.name!r} without an image (an empty VM, with a new boot disk of disk_size on '
+            'storage); declare it, or an image to clone or import',
+        )
+    after['disk_size'] = format_size(spec.disk_size)
+    return {
+        'name': spec.name,
+        'scsihw': _IMPORT_BASE['scsihw'],
+        'scsi0': allocation(spec.storage, spec.disk_size),
+        'net0': format_net({'model': DEFAULT_NIC_MODEL, 'bridge': DEFAULT_BRIDGE}),
+    }
 
 
 def _import_config(spec: VmSpec, volume: str) -> dict[str, Any]:

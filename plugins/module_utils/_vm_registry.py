@@ -120,6 +120,10 @@ VM_OPTIONS = (
             ' C(import)) or V(STORAGE:VMID/DISK). The VM then gets what a cloud image needs to boot (VirtIO SCSI,'
             ' serial console, boot order, a cloud-init drive) and needs O(storage). URLs are refused; download '
             'the image first with P(puls.proxmox.pve_iso#module).',
+            'Without it, a missing VM is created empty: a new boot disk of O(disk_size) on O(storage) (both required), '
+            'a VirtIO network device on V(vmbr0) unless O(nets) says otherwise, and what O(disks), O(cdrom) (an '
+            'installer ISO), O(boot) and the other options declare; PVE boots the disks, then the CD-ROM drives, unless'
+            ' O(boot) says otherwise.',
         ),
         variable='pve_image',
         variable_doc=(
@@ -326,6 +330,47 @@ VM_OPTIONS = (
         template_spec=True,
     ),
     VmOption(
+        'disks',
+        'list',
+        elements='dict',
+        doc=(
+            'Further disks of the VM, each a dict. C(slot) (required) is its PVE drive key: C(scsi0)-C(scsi30), '
+            'C(virtio0)-C(virtio15), C(sata0)-C(sata5) or C(ide0)-C(ide3). C(size) (required) is its size as in '
+            'O(disk_size) (V(32G); a bare number is GiB); it only grows, and a size below the current one is an '
+            'error naming the disk.',
+            'A missing disk is allocated on C(storage), else on O(storage), else on the storage of the boot disk. An '
+            'existing disk is never moved to another storage.',
+            'C(cache) (V(none), V(writethrough), V(writeback), V(unsafe), V(directsync)), C(discard), C(ssd) (not on '
+            'VirtIO), C(iothread) (SCSI and VirtIO only) and C(backup) (booleans) are set when given; the disk\'s '
+            'other properties are kept. On a running VM, PVE applies a changed C(cache), C(discard), C(ssd) or '
+            'C(iothread), and a new IDE or SATA disk, only at the next boot (RV(reboot_required)).',
+            'Disks the VM has and this list does not name are left alone, unless O(remove_undeclared_disks) is set. '
+            'The boot disk is not one of them (O(disk_size) sizes it): a C(slot) naming it is refused.',
+        ),
+        variable='pve_disks',
+        variable_doc=(
+            'Further disks of the machine: a list of dicts with C(slot) (V(scsi1)), C(size) (V(32G), grow only) and '
+            'optionally C(storage), C(cache), C(discard), C(ssd), C(iothread), C(backup). See '
+            'P(puls.proxmox.pve_vm#module) O(puls.proxmox.pve_vm#module:disks).',
+        ),
+        build=True,
+        template_spec=True,
+    ),
+    VmOption(
+        'remove_undeclared_disks',
+        'bool',
+        default=False,
+        doc=(
+            'Detach the disks of the VM that neither O(disks) names nor are its boot disk (CD-ROM drives, the '
+            'cloud-init drive, the EFI disk and the TPM state are never touched).',
+            'PVE keeps a detached disk\'s volume as an C(unusedN) entry of the VM\'s config; nothing is deleted. A '
+            'running VM lets go of a SCSI or VirtIO disk at once with hotplug C(disk), of an IDE or SATA disk at its '
+            'next boot.',
+        ),
+        variable='pve_remove_undeclared_disks',
+        variable_doc=('Detach the disks of the machine that O(pve_disks) does not name (other than its boot disk); PVE keeps them as unused disks.',),
+    ),
+    VmOption(
         'bridge',
         'str',
         doc=(
@@ -347,6 +392,119 @@ VM_OPTIONS = (
         doc=('VLAN tag (1-4094) of the first network device.',),
         variable='pve_vlan',
         variable_doc=('VLAN tag of the first network device.',),
+        build=True,
+        template_spec=True,
+    ),
+    VmOption(
+        'nets',
+        'list',
+        elements='dict',
+        doc=(
+            'Network devices of the VM, each a dict. C(slot) (required) is its PVE key, C(net0)-C(net31); C(net0) only'
+            ' when O(bridge) and O(vlan) are not declared, since they describe it.',
+            'C(bridge), C(vlan) (1-4094, PVE\'s C(tag)), C(model) (V(virtio), V(e1000), V(vmxnet3), ...), C(firewall) '
+            '(boolean) and C(mtu) (VirtIO only; V(1) takes the bridge\'s MTU) are set when given; the MAC PVE '
+            'assigned and every other property are kept. A new device is VirtIO on V(vmbr0) unless it says '
+            'otherwise.',
+            'Devices the VM has and this list does not name are left alone.',
+        ),
+        variable='pve_nets',
+        variable_doc=(
+            'Network devices of the machine: a list of dicts with C(slot) (V(net1)) and optionally C(bridge), C(vlan),'
+            ' C(model), C(firewall), C(mtu). See P(puls.proxmox.pve_vm#module) O(puls.proxmox.pve_vm#module:nets).',
+        ),
+        build=True,
+        template_spec=True,
+    ),
+    VmOption(
+        'bios',
+        'str',
+        choices=('seabios', 'ovmf'),
+        doc=('Firmware: V(seabios) (BIOS, PVE\'s default) or V(ovmf) (UEFI; give it an O(efidisk)). Takes effect at the next boot.',),
+        variable='pve_bios',
+        variable_doc=('Firmware, V(seabios) or V(ovmf) (UEFI).',),
+        build=True,
+        template_spec=True,
+        template_config=True,
+    ),
+    VmOption(
+        'efidisk',
+        'dict',
+        doc=(
+            'The EFI disk (C(efidisk0)) that keeps the UEFI variables of O(bios=ovmf): a dict with C(storage) (else '
+            'O(storage), else the boot disk\'s storage) and C(pre_enrolled_keys) (boolean: Microsoft and distribution '
+            'Secure Boot keys enrolled). It is made with C(efitype=4m), which Secure Boot needs.',
+            'A VM without one gets it; an existing EFI disk is kept as it is (its boot entries live there).',
+        ),
+        variable='pve_efidisk',
+        variable_doc=('The EFI disk of a UEFI machine: a dict with C(storage) and C(pre_enrolled_keys).',),
+        build=True,
+        template_spec=True,
+    ),
+    VmOption(
+        'tpm',
+        'dict',
+        doc=(
+            'The TPM state (C(tpmstate0)), for example for Windows 11: a dict with C(storage) (else O(storage), else '
+            'the boot disk\'s storage) and C(version) (V(v2.0), the default, or V(v1.2)).',
+            'A VM without one gets it. PVE cannot change the version of an existing TPM state, so another version is an error.',
+        ),
+        variable='pve_tpm',
+        variable_doc=('The TPM state of the machine: a dict with C(storage) and C(version) (V(v2.0)).',),
+        build=True,
+        template_spec=True,
+    ),
+    VmOption(
+        'serial',
+        'str',
+        doc=(
+            'The first serial port (C(serial0)): V(socket) (a console on PVE\'s terminal, which cloud images expect) or '
+            'a host device such as V(/dev/ttyS0). An empty string removes it. Takes effect at the next boot.',
+        ),
+        variable='pve_serial',
+        variable_doc=('The first serial port, V(socket) for a serial console.',),
+        build=True,
+        template_spec=True,
+    ),
+    VmOption(
+        'vga',
+        'str',
+        doc=(
+            'The display (C(vga)): V(std), V(qxl), V(virtio), V(serial0) (the serial console as display), V(none), ...,'
+            ' optionally with properties (V(std,memory=32)); properties the VM has and the value does not name are '
+            'kept. An empty string removes the key (PVE\'s default display). Takes effect at the next boot.',
+        ),
+        variable='pve_vga',
+        variable_doc=('The display, for example V(std) or V(serial0).',),
+        build=True,
+        template_spec=True,
+        template_config=True,
+    ),
+    VmOption(
+        'cdrom',
+        'str',
+        doc=(
+            'An ISO to insert into the VM\'s CD-ROM drive, as a volume V(STORAGE:iso/NAME.iso) (put it there with '
+            'P(puls.proxmox.pve_iso#module)), for example an installer. An empty string ejects it.',
+            'The drive is the VM\'s first CD-ROM drive that holds neither PVE\'s cloud-init drive nor the seed ISO of '
+            'O(user_data); a VM without one gets one in the first free IDE or SATA slot (V(ide2) first). A running VM '
+            'takes a new medium at once.',
+        ),
+        variable='pve_cdrom',
+        variable_doc=('An ISO volume (V(local:iso/debian-12.iso)) in the machine\'s CD-ROM drive; an empty string ejects it.',),
+        build=True,
+    ),
+    VmOption(
+        'boot',
+        'list',
+        elements='str',
+        doc=(
+            'The boot order: device keys, first tried first, for example V([ide2, scsi0]) to boot an installer ISO '
+            'before the disk. Every device must exist on the VM (or be declared by this run), as PVE requires. Takes '
+            'effect at the next boot.',
+        ),
+        variable='pve_boot',
+        variable_doc=('The boot order, device keys such as V([ide2, scsi0, net0]).',),
         build=True,
         template_spec=True,
     ),

@@ -110,6 +110,30 @@ EXAMPLES = r'''
             - "{{ lookup('ansible.builtin.file', '~/.ssh/id_ed25519.pub') }}"
     state: started
 
+- name: A UEFI VM with a TPM, a data disk and a second network on a VLAN
+  puls.proxmox.pve_vm:
+    name: app1
+    image: ubuntu-24.04-cloud
+    storage: local-lvm
+    bios: ovmf
+    machine: q35
+    efidisk:
+      pre_enrolled_keys: true
+    tpm:
+      version: v2.0
+    disks:
+      - slot: scsi1
+        size: 100G
+        cache: writeback
+        discard: true
+        iothread: true
+    nets:
+      - slot: net1
+        bridge: vmbr1
+        vlan: 20
+        firewall: true
+    state: started
+
 - name: Grow web1's memory and apply it at once by restarting the VM
   puls.proxmox.pve_vm:
     name: web1
@@ -186,6 +210,9 @@ diff:
   description:
     - The declared settings before and after, in PVE's terms (config keys such as C(cores), C(net0), C(ipconfig0);
       C(disk_size); C(status) for the power states; C(state) when the VM is created or destroyed).
+    - A device of O(disks), O(nets), O(efidisk) or O(tpm) shows under its config key (C(scsi1), C(net1), C(efidisk0),
+      C(tpmstate0)) with its storage, size and declared properties only; a disk O(remove_undeclared_disks) detaches
+      shows its volume before and null after.
   returned: when diff mode is on
   type: dict
   contains:

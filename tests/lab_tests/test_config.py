@@ -212,3 +212,39 @@ def test_memory_changes_at_once_only_with_memory_hotplug(api):
     assert str(api.config(130, current=1)['memory']) == '4096'
     assert pending_keys(api, 130) == set()
     assert pending_keys(api, 131) == {'memory'}
+
+
+def test_a_new_scsi_disk_is_hot_plugged_and_a_sata_disk_waits_for_a_restart(api):
+    # qemu-server QemuServer.pm vmconfig_update_disk: new disks are plugged with hotplug disk, never on IDE or SATA.
+    create(api, vmid=130, scsi0='local-lvm:1')
+    create(api, vmid=131, scsi0='local-lvm:1', hotplug='network')
+    start(api, 130)
+    start(api, 131)
+    for vmid in (130, 131):
+        api.data('PUT', CONFIG.format(vmid), scsi1='local-lvm:2', sata1='local-lvm:2')
+    assert re.fullmatch(r'local-lvm:vm-130-disk-\d,size=2G', api.config(130, current=1)['scsi1'])
+    assert pending_keys(api, 130) == {'sata1'}
+    assert pending_keys(api, 131) == {'scsi1', 'sata1'}
+
+
+def test_a_running_disk_takes_a_backup_change_at_once_and_a_cache_change_at_the_next_boot(api):
+    # qemu-server QemuServer.pm vmconfig_update_disk: cache, discard, iothread, ssd ... "skip" (stay pending).
+    create(api, scsi0='local-lvm:1', scsi1='local-lvm:2')
+    start(api)
+    volume = api.config(130)['scsi1'].split(',')[0]
+    api.data('PUT', CONFIG.format(130), scsi1=f'{volume},backup=0,size=2G')
+    assert api.config(130, current=1)['scsi1'] == f'{volume},backup=0,size=2G'
+    api.data('PUT', CONFIG.format(130), scsi1=f'{volume},backup=0,cache=writeback,size=2G')
+    assert pending_keys(api) == {'scsi1'}
+    assert api.config(130, current=1)['scsi1'] == f'{volume},backup=0,size=2G'
+
+
+def test_a_running_vm_lets_go_of_a_scsi_disk_at_once_and_keeps_it_as_unused(api):
+    # qemu-server QemuServer.pm vmconfig_hotplug_pending (delete) and vmconfig_delete_or_detach_drive.
+    create(api, scsi0='local-lvm:1', scsi1='local-lvm:2', sata1='local-lvm:2')
+    start(api)
+    scsi1 = api.config(130)['scsi1'].split(',')[0]
+    api.data('PUT', CONFIG.format(130), delete='scsi1,sata1')
+    config = api.config(130, current=1)
+    assert 'scsi1' not in config and config['unused0'] == scsi1
+    assert pending_keys(api) == {'sata1'}

@@ -137,3 +137,22 @@ def test_a_template_whose_qcow2_base_a_linked_clone_uses_cannot_be_destroyed_on_
     assert api.config(130)['template'] == 1
     assert api.run('DELETE', '/nodes/pve1/qemu/131', purge=1)['exitstatus'] == 'OK'
     assert api.run('DELETE', '/nodes/pve1/qemu/130', purge=1)['exitstatus'] == 'OK'
+
+
+def test_an_efi_disk_is_the_vars_template_of_its_efitype(api):
+    # qemu-server OVMF.pm create_efidisk: the size asked for does not matter.
+    create(api, efidisk0='local-lvm:1,efitype=4m,pre-enrolled-keys=1', bios='ovmf')
+    assert api.config(130)['efidisk0'] == 'local-lvm:vm-130-disk-0,efitype=4m,ms-cert=2023k,pre-enrolled-keys=1,size=528K'
+    create(api, vmid=131)
+    api.data('PUT', CONFIG.format(131), efidisk0='local-lvm:4')
+    assert api.config(131)['efidisk0'] == 'local-lvm:vm-131-disk-0,size=128K'
+    assert volumes(api)['local-lvm:vm-131-disk-0']['size'] == 128 * 1024
+
+
+def test_a_tpm_state_keeps_its_version(api):
+    # qemu-server Qemu.pm prohibit_tpm_version_change.
+    create(api, tpmstate0='local-lvm:1,version=v2.0')
+    tpm = api.config(130)['tpmstate0']
+    assert tpm == 'local-lvm:vm-130-disk-0,size=4M,version=v2.0'
+    assert api.error('PUT', CONFIG.format(130), tpmstate0=tpm.replace('v2.0', 'v1.2'))[:2] == (500, 'cannot change TPM state version after creation')
+    assert api.config(130)['tpmstate0'] == tpm

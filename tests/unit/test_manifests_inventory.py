@@ -185,7 +185,10 @@ def test_every_mapped_field_becomes_its_variable(fixture_listing):
             pve_image='local:import/noble-server-cloudimg-amd64.qcow2',
             pve_storage='local-lvm',
             pve_disk_size='16',
-            pve_bridge='vmbr1',
+            # A further disk is created empty beside the boot disk; a device with a model is declared in pve_nets.
+            pve_disks=[{'slot': 'scsi1', 'size': '100G', 'storage': 'local-lvm'}],
+            pve_nets=[{'slot': 'net0', 'bridge': 'vmbr1', 'model': 'e1000'}],
+            pve_cdrom='local:iso/seed.iso',
             pve_ssh_user='ops',
             pve_ci_password=SECRET_PASSWORD,
             pve_ip='192.168.7.20/24',
@@ -245,9 +248,7 @@ def test_containers_networks_and_unreconciled_fields_are_warnings_not_errors(fix
         'virtual machines, templates and ISOs, not containers or networks',
         '[WARNING]: proxmox/networks/vmbr1.yaml (document 1): Network vmbr1 is ignored: puls.proxmox reconciles '
         'virtual machines, templates and ISOs, not containers or networks',
-        '[WARNING]: proxmox/vms/more-apps.yaml (document 1): spec.iso is not reconciled by puls.proxmox; ignored',
-        '[WARNING]: proxmox/vms/more-apps.yaml (document 1): spec.disks[1] is not reconciled by puls.proxmox; ignored',
-        '[WARNING]: proxmox/vms/more-apps.yaml (document 1): spec.net[0].model is not reconciled by puls.proxmox; ignored',
+        '[WARNING]: proxmox/vms/more-apps.yaml (document 1): spec.net[0].ip is not reconciled by puls.proxmox; ignored',
     ]
 
 
@@ -312,6 +313,15 @@ INVALID = {
     'a VLAN tag out of range': (
         {'vms/a.yaml': vm('a', 'net:\n  - bridge: vmbr0\n    tag: 5000\n')},
         'proxmox/vms/a.yaml (document 1): spec.net[0].tag must be an integer from 1 to 4094, got 5000',
+    ),
+    'a further disk without a size': (
+        {'vms/a.yaml': vm('a', 'disks:\n  - storage: local-lvm\n    size: 8G\n  - storage: local-lvm\n')},
+        'proxmox/vms/a.yaml (document 1): spec.disks[1].size is required for a disk after the first, which is created empty',
+    ),
+    'an ISO file no Iso manifest declares': (
+        {'vms/a.yaml': vm('a', 'iso: debian-12.iso\n')},
+        "proxmox/vms/a.yaml (document 1): spec.iso names 'debian-12.iso', which no Iso manifest declares on this VM's node; "
+        'declare it, or give its volume, e.g. local:iso/debian-12.iso',
     ),
     'a template that is to run': (
         {'templates/t.yaml': vm('t', 'state: running', kind='Template')},
@@ -424,6 +434,39 @@ def test_constructed_options_and_import_storage_apply_to_manifest_hosts(plugin, 
         'node_pve2': ['web'],
         'node_unplaced': ['db'],
     }
+
+
+def test_further_disks_and_network_devices_become_pve_disks_and_pve_nets(plugin, tmp_path):
+    spec = textwrap.dedent("""\
+        disks:
+          - {storage: local-lvm, size: 40G}
+          - {storage: fast, size: 100G}
+          - {size: 8}
+        net:
+          - {bridge: vmbr0}
+          - {bridge: vmbr1, tag: 20, model: virtio}
+        """)
+    config_file = write_tree(tmp_path, {'vms/web.yaml': vm('web-01', spec)})
+    web = InventoryManager(loader=DataLoader(), sources=[str(config_file)]).get_host('web-01').get_vars()
+    assert (web['pve_storage'], web['pve_disk_size'], web['pve_bridge']) == ('local-lvm', '40G', 'vmbr0')
+    assert web['pve_disks'] == [{'slot': 'scsi1', 'size': '100G', 'storage': 'fast'}, {'slot': 'scsi2', 'size': '8'}]
+    assert web['pve_nets'] == [{'slot': 'net1', 'bridge': 'vmbr1', 'vlan': 20, 'model': 'virtio'}]
+    assert 'pve_vlan' not in web
+
+
+def test_the_iso_of_a_vm_from_scratch_is_the_volume_of_its_iso_manifest(plugin, tmp_path):
+    # proxmops' examples/proxmox/vms/web-01.yaml: blank disks, an installer ISO named by its file, declared by an Iso.
+    web = vm(
+        'web-01',
+        'vmid: 101\ncores: 4\nmemory: 8192\ndisks:\n  - {storage: local-lvm, size: 40G}\nnet:\n  - {bridge: vmbr0, model: virtio}\n'
+        'iso: debian-12.iso\nstate: running\n',
+        metadata='node: pve-node1\n',
+    )
+    iso = vm('debian-12', f'source: {ISO_URL.rsplit("/", 1)[0]}/debian-12.iso\nstorage: isos\nnode: pve-node1\n', kind='Iso')
+    config_file = write_tree(tmp_path, {'vms/web-01.yaml': web, 'isos/debian-12.yaml': iso})
+    variables = InventoryManager(loader=DataLoader(), sources=[str(config_file)]).get_host('web-01').get_vars()
+    assert variables['pve_cdrom'] == 'isos:iso/debian-12.iso'
+    assert variables['pve_nets'] == [{'slot': 'net0', 'bridge': 'vmbr0', 'model': 'virtio'}]
 
 
 # --- the examples: one fleet, declared twice -------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import re
 
 from fakepve import schema as pve_schema
 from fakepve.model import PveError
-from fakepve.qemu import DRIVE_KEY, NET_MODELS, with_mac
+from fakepve.qemu import DRIVE_KEY, NET_MODELS, is_cdrom, split_drive, with_mac
 from fakepve.routing import param_error, split_list
 from fakepve.server import ok, params
 
@@ -20,6 +20,8 @@ DEFAULT_HOTPLUG = 'network,disk,usb'
 STATIC_MEMORY = 1024
 # qemu-server PVE/QemuServer.pm vmconfig_update_net: a change of these needs the NIC unplugged (hotplug network).
 NET_REPLUG_PROPERTIES = ('model', 'macaddr', 'queues', 'mtu')
+# qemu-server PVE/QemuServer.pm vmconfig_update_disk: what a running VM's disk cannot change at once.
+COLD_DRIVE_PROPERTIES = ('aio', 'discard', 'iothread', 'queues', 'product', 'cache', 'ssd', 'vendor', 'ro')
 
 
 @functools.cache
@@ -100,6 +102,8 @@ class ConfigMixin:
             raise
         if running:
             self._fastplug(vm, updates, deletes, before)
+            # A disk the running VM let go of at once is kept as unusedN (vmconfig_delete_or_detach_drive).
+            self._detach_drives(vm, before, [key for key in deletes if DRIVE_KEY.match(key) and not is_cdrom(*split_drive(before.get(key) or ''))])
         else:
             self._detach_drives(vm, before, deletes + [key for key in updates if DRIVE_KEY.match(key)])
         cleanup_pending(vm)
@@ -151,11 +155,29 @@ class ConfigMixin:
             before, after = net_properties(old), net_properties(new)
             replug = any(before.get(prop) != after.get(prop) for prop in NET_REPLUG_PROPERTIES)
             return 'network' in features if replug or not (before.get('bridge') and after.get('bridge')) else True
+        if DRIVE_KEY.match(key):
+            return disk_hotplugs(key, new, old, features)
         if key == 'memory':
             if 'memory' not in features:
                 return False
             return new is None or int(parse_memory(new)) >= STATIC_MEMORY
         return False
+
+
+def disk_hotplugs(key, new, old, features):
+    """Whether a running VM takes a disk change at once (qemu-server PVE/QemuServer.pm): never for efidisk0 and
+    tpmstate0 (vmconfig_hotplug_pending); a new or removed disk only with hotplug ``disk`` and not on IDE or SATA
+    (vmconfig_hotplug_pending's delete branch, vmconfig_update_disk's "hotplug new disks"); a disk keeping its volume
+    unless one of COLD_DRIVE_PROPERTIES changes (vmconfig_update_disk: "skip non hotpluggable value"). CD-ROM changes
+    are fakepve's own (a media swap applies at once)."""
+    if key in ('efidisk0', 'tpmstate0') or any(value is not None and is_cdrom(*split_drive(value)) for value in (new, old)):
+        return False
+    if new is None or old is None:
+        return 'disk' in features and not key.startswith(('ide', 'sata'))
+    (old_volume, before), (new_volume, after) = split_drive(old), split_drive(new)
+    if old_volume != new_volume:
+        return False  # replacing a disk's volume: not something the collection does; left pending
+    return not any(before.get(prop) != after.get(prop) for prop in COLD_DRIVE_PROPERTIES)
 
 
 def hotplug_features(value):

@@ -15,6 +15,8 @@ from .cloudinit import CLOUDINIT_SIZE, CLOUDINIT_VOLUME, cloudinit_drive_key, dr
 # resize_vm's size: +N is relative; no unit means bytes.
 RESIZE = re.compile(r'^(\+)?(\d+(?:\.\d+)?)([KMGT])?$')
 OWNER = re.compile(r'(?:^|/)(?:vm|base)-(\d+)-[^/]*$')
+# pve-edk2-firmware's OVMF_VARS files: 128 KiB for efitype 2m, 528 KiB for 4m.
+EFIVARS_SIZE = {'2m': 128 * 1024, '4m': 528 * 1024}
 # Storage types whose clone_image names a linked clone's volume "$basename/$name" (ZFSPoolPlugin, RBDPlugin).
 BASE_IN_NAME = ('zfspool', 'rbd')
 
@@ -23,6 +25,16 @@ def disk_bytes(text):
     """A drive's size= ('3584M', '32G') in bytes; 0 when missing."""
     found = RESIZE.match(str(text or ''))
     return int(float(found.group(2)) * SIZE_UNITS.get(found.group(3), 1)) if found and not found.group(1) else 0
+
+
+def prohibit_tpm_version_change(old, new):
+    """qemu-server PVE/API2/Qemu.pm prohibit_tpm_version_change: the TPM state of a volume keeps its version (v1.2 unless
+    given)."""
+    if not old or not new:
+        return
+    (old_volume, before), (new_volume, after) = split_drive(old), split_drive(new)
+    if old_volume == new_volume and before.get('version', 'v1.2') != after.get('version', 'v1.2'):
+        raise PveError(500, 'cannot change TPM state version after creation')
 
 
 class DisksMixin:
@@ -57,7 +69,21 @@ class DisksMixin:
             return self._import_drive(vmid, volume, dict(props), default)
         if volume.endswith(':cloudinit'):
             return self._new_cloudinit_drive(vmid, key, volume, dict(props), default)
+        if key == 'efidisk0' and NEW_DISK.match(volume):
+            return self._new_efidisk(vmid, volume, dict(props), default)
         return super()._qm_new_drive(vmid, key, value, default)
+
+    def _new_efidisk(self, vmid, volume, props, default):
+        """qemu-server PVE/QemuServer/OVMF.pm create_efidisk: a copy of the OVMF vars template of the efitype (2m unless
+        given, Drive.pm), whatever size was asked; a template with Microsoft's 2023 keys (pre-enrolled-keys) marks
+        the disk ms-cert=2023k."""
+        sid = NEW_DISK.match(volume).group(1) or default
+        size = EFIVARS_SIZE[props.get('efitype', '2m')]
+        volid, _fmt = self._qm_alloc(sid, vmid, props.pop('format', None), size)
+        if props.get('pre-enrolled-keys') in ('1', 'true', 'yes', 'on'):
+            props['ms-cert'] = '2023k'
+        props['size'] = format_size(size)
+        return join_drive(volid, props), [volid]
 
     def _import_drive(self, vmid, volume, props, default):
         """The image is copied to a new disk of its (virtual) size; import-from does not stay in the config."""
@@ -147,6 +173,8 @@ class DisksMixin:
         """create_disks for a config update: new disks, cloud-init drives and imports are allocated, as on create.
         Rewrites updates in place; returns the volume ids made."""
         made = []
+        if 'tpmstate0' in updates:
+            prohibit_tpm_version_change(vm.config.get('tpmstate0'), updates['tpmstate0'])
         try:
             for key in sorted(k for k in updates if DRIVE_KEY.match(k)):
                 self._qm_check_drive(user, vm.vmid, None, key, updates[key], None)
