@@ -27,7 +27,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(COLLECTIONS)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export NO_COLOR := 1
 
-.PHONY: help setup system-deps-test system-deps-demo test generate sanity lint unit integration lab demo bench chaos plan-fuzz clean
+.PHONY: help setup system-deps-test system-deps-demo test generate sanity lint unit integration lab demo bench bench-docs chaos plan-fuzz clean
 
 help:
 	@echo "make test   set up .venv and run every test stage (sanity, lint, unit, integration)"
@@ -35,6 +35,7 @@ help:
 	@echo "make demo   set up, start the local Proxmox lab and show the collection against it"
 	@echo "make lab    run the local Proxmox lab in the foreground and print its PROXMOX_* settings"
 	@echo "make bench  benchmark a zero-drift reconcile, growth and parallel create against community.proxmox"
+	@echo "make bench-docs  rewrite the tables of docs/performance.md from the last make bench"
 	@echo "make chaos  reconcile the demo fleet through 20 rounds of injected faults and check the invariants"
 	@echo "make plan-fuzz SEEDS=\"33 34\"  check that the plan equals the run on more generated fleets"
 
@@ -101,6 +102,9 @@ $(PEER_VENV): bench/requirements-peer.txt
 
 bench: setup $(PEER_VENV)
 	@$(NETNS) $(BIN)/python bench/bench.py $(BENCH_ARGS)
+
+bench-docs: setup
+	@$(BIN)/python bench/docs.py
 
 chaos: setup
 	@$(NETNS) $(BIN)/python tests/chaos/campaign.py $(CHAOS_ARGS)
