@@ -104,7 +104,7 @@ bench: setup $(PEER_VENV)
 	@$(NETNS) $(BIN)/python bench/bench.py $(BENCH_ARGS)
 
 bench-docs: setup
-	@$(BIN)/python bench/docs.py
+	@$(BIN)/python bench/perf_docs.py
 
 chaos: setup
 	@$(NETNS) $(BIN)/python tests/chaos/campaign.py $(CHAOS_ARGS)

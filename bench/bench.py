@@ -29,6 +29,7 @@ sys.path[:0] = [str(REPO / 'tests'), str(REPO / '.build' / 'collections')]
 
 import fleets  # noqa: E402
 import measure  # noqa: E402
+import perf_docs  # noqa: E402
 from lab.serving import Lab  # noqa: E402
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import PveClient  # noqa: E402
@@ -293,36 +294,12 @@ def verdicts(results):
 def report(results):
     out = []
     if 'zero-drift' in results:
-        rows = []
-        for point in results['zero-drift']['sizes']:
-            for side in ('ours', 'peer'):
-                figures = point[side]
-                rows.append(
-                    [
-                        point['n'],
-                        side,
-                        figures['wall_seconds'],
-                        figures['api_requests'],
-                        figures['module_processes'],
-                        figures['ssh_connections'],
-                        figures['peak_rss_mb'],
-                        figures['peak_tree_rss_mb'],
-                        figures['changed_tasks'],
-                    ]
-                )
-            rows.append(
-                [point['n'], 'ours/peer']
-                + [point['ratio_ours_over_peer'][key] for key in ('wall_seconds', 'api_requests', 'module_processes')]
-                + ['', '', '', '']
-            )
+        rows = perf_docs.zero_drift_rows(results['zero-drift'])
         out.append('zero-drift ({0} runs each, alternating; medians)'.format(results['zero-drift']['repeat']))
         out.append(table(rows, ['N', 'side', 'wall s', 'API req', 'modules', 'SSH', 'peak RSS MB', 'tree RSS MB', 'changed']))
     if 'growth' in results:
         out.append('\ngrowth (least squares: wall = fixed + marginal x N)')
-        rows = [
-            [side, fit['marginal_ms_per_machine'], fit['fixed_seconds'], fit['r2']] if fit else [side, '-', '-', '-']
-            for side, fit in (('ours', results['growth']['ours']), ('peer', results['growth']['peer']))
-        ]
+        rows = perf_docs.growth_rows(results['growth'])
         out.append(table(rows, ['side', 'marginal ms/VM', 'fixed s', 'r2']))
     if 'parallel-create' in results:
         create = results['parallel-create']

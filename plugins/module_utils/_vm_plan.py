@@ -269,12 +269,7 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
     _record_owner(spec, observed, owner, updates, before, after)
     drive_added = _add_cloudinit_drive(spec, config, updates, before, after)
     upload, replaced = _attach_seed(spec, seed, config, updates, deletions, before, after)
-    _insert_cdrom(spec, config, updates, before, after)
-    resizes = _converge_disks(spec, config, updates, deletions, before, after)
-    _converge_nets(spec, config, updates, before, after)
-    _add_firmware_drives(spec, config, updates, before, after)
-    resizes += _resize(spec, config, before, after)
-    _check_boot_order(spec, config, updates, deletions)
+    resizes = _converge_devices(spec, config, updates, deletions, before, after)
     written = [*updates, *deletions]
     running = observed.running
     notes = config.get('description')
@@ -353,6 +348,18 @@ def _plan_create(spec: VmSpec, creation: Creation, seed: str | None) -> Plan:
     return Plan(tuple(actions), {'state': 'absent'}, after)
 
 
+def _converge_devices(spec: VmSpec, config: Mapping[str, Any], updates, deletions, before, after) -> list:
+    """The CD-ROM, further disks and NICs, firmware drives and the boot disk's size, for a VM that exists or a clone
+    about to: updates and deletions added to, the resizes returned; a boot order naming a missing device refused."""
+    _insert_cdrom(spec, config, updates, before, after)
+    resizes = _converge_disks(spec, config, updates, deletions, before, after)
+    _converge_nets(spec, config, updates, before, after)
+    _add_firmware_drives(spec, config, updates, before, after)
+    resizes += _resize(spec, config, before, after)
+    _check_boot_order(spec, config, updates, deletions)
+    return resizes
+
+
 def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: dict[str, Any]) -> list[Action]:
     source = creation.source
     base = _clone_config(creation.source_config)
@@ -360,12 +367,7 @@ def _clone_actions(spec: VmSpec, creation: Creation, seed: str | None, after: di
     updates, deletions = _converge_config(spec, base, discarded, after)
     drive_added = _add_cloudinit_drive(spec, base, updates, discarded, after)
     upload, _nothing_replaced = _attach_seed(spec, seed, base, updates, deletions, discarded, after)
-    _insert_cdrom(spec, base, updates, discarded, after)
-    resizes = _converge_disks(spec, base, updates, deletions, discarded, after)
-    _converge_nets(spec, base, updates, discarded, after)
-    _add_firmware_drives(spec, base, updates, discarded, after)
-    resizes += _resize(spec, base, discarded, after)
-    _check_boot_order(spec, base, updates, deletions)
+    resizes = _converge_devices(spec, base, updates, deletions, discarded, after)
     # The clone's Notes: the source's (clone_vm copies them), with the owner record naming the new VMID once it is known.
     clone = Action(
         CLONE,

@@ -1,6 +1,6 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""bench/docs.py (make bench-docs): docs/performance.md's tables rewritten from make bench's JSON, the prose kept."""
+"""bench/perf_docs.py (make bench-docs): docs/performance.md's tables rewritten from make bench's JSON, the prose kept."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pathlib
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-SPEC = importlib.util.spec_from_file_location('bench_docs', REPO / 'bench' / 'docs.py')
-docs = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(docs)
+SPEC = importlib.util.spec_from_file_location('perf_docs', REPO / 'bench' / 'perf_docs.py')
+perf_docs = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(perf_docs)
 
 MACHINE = {
     'commit': 'abc1234',
@@ -28,7 +28,7 @@ PEER = {'ansible': '12.3.0', 'community_proxmox': '1.4.0', 'proxmoxer': '2.3.0',
 
 
 def page():
-    return 'Prose before.\n' + ''.join(f'<!-- bench:{name} -->\nold {name}\n<!-- /bench:{name} -->\nProse after {name}.\n' for name in docs.SECTIONS)
+    return 'Prose before.\n' + ''.join(f'<!-- bench:{name} -->\nold {name}\n<!-- /bench:{name} -->\nProse after {name}.\n' for name in perf_docs.SECTIONS)
 
 
 def test_each_section_the_results_cover_is_rewritten_and_the_prose_and_other_sections_are_kept():
@@ -46,18 +46,18 @@ def test_each_section_the_results_cover_is_rewritten_and_the_prose_and_other_sec
         'peer': {'marginal_ms_per_machine': 833.3, 'fixed_seconds': 6.8, 'r2': 0.94},
         'ours': {'marginal_ms_per_machine': 36.6, 'fixed_seconds': 5.3, 'r2': 0.24},
     }
-    rewritten, kept = docs.render(page(), {'targets': targets, 'growth': growth})
+    rewritten, kept = perf_docs.render(page(), {'targets': targets, 'growth': growth})
     assert kept == ['zero-drift', 'slowest', 'parallel-create']
     assert 'old zero-drift' in rewritten and 'old targets' not in rewritten and 'old growth' not in rewritten
     assert 'Measured at commit abc1234 on 2026-12-02' in rewritten and 'community.proxmox 1.4.0' in rewritten
     assert '| zero drift: wall s at N=100 | 4 | 7.4 | no |' in rewritten
     assert '| first run: parallel/single wall | 2 | - | not measured |' in rewritten
     assert '| ours | 36.6 | 5.3 | 0.24 |' in rewritten and '| peer | 833.3 | 6.8 | 0.94 |' in rewritten
-    assert all(f'Prose after {name}.' in rewritten for name in docs.SECTIONS) and rewritten.startswith('Prose before.')
+    assert all(f'Prose after {name}.' in rewritten for name in perf_docs.SECTIONS) and rewritten.startswith('Prose before.')
     # Rendering again from the same results changes nothing.
-    assert docs.render(rewritten, {'targets': targets, 'growth': growth})[0] == rewritten
+    assert perf_docs.render(rewritten, {'targets': targets, 'growth': growth})[0] == rewritten
 
 
 def test_a_page_without_a_section_is_refused_naming_the_marker():
     with pytest.raises(SystemExit, match='bench:growth'):
-        docs.render(page().replace('<!-- bench:growth -->', ''), {'growth': {}})
+        perf_docs.render(page().replace('<!-- bench:growth -->', ''), {'growth': {}})

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """make bench-docs: the figures of docs/performance.md from the last make bench (bench/results/*.json).
 
-    .venv/bin/python bench/docs.py [--results bench/results] [--docs docs/performance.md]
+    .venv/bin/python bench/perf_docs.py [--results bench/results] [--docs docs/performance.md]
 
 Each table of the page sits between <!-- bench:NAME --> and <!-- /bench:NAME --> and is rewritten from the JSON of
 the scenario it shows; the prose around the tables, which says what the figures call for, is written by hand.
@@ -42,28 +42,22 @@ def machine(results):
     )
 
 
-def zero_drift(data):
+def zero_drift_rows(data):
+    """Per size, each side's figures and the ratios (also make bench's own table)."""
     rows = []
     for point in data['sizes']:
         for side in ('ours', 'peer'):
             figures = point[side]
-            rows.append(
-                [
-                    point['n'],
-                    side,
-                    figures['wall_seconds'],
-                    figures['api_requests'],
-                    figures['module_processes'],
-                    figures['ssh_connections'],
-                    figures['peak_rss_mb'],
-                    figures['peak_tree_rss_mb'],
-                    figures['changed_tasks'],
-                ]
-            )
+            keys = ('wall_seconds', 'api_requests', 'module_processes', 'ssh_connections', 'peak_rss_mb', 'peak_tree_rss_mb', 'changed_tasks')
+            rows.append([point['n'], side, *(figures[key] for key in keys)])
         ratio = point['ratio_ours_over_peer']
         rows.append([point['n'], 'ours/peer', ratio['wall_seconds'], ratio['api_requests'], ratio['module_processes'], '', '', '', ''])
+    return rows
+
+
+def zero_drift(data):
     headers = ['N', 'side', 'wall s', 'API requests', 'module processes', 'SSH', 'peak RSS MB (largest process)', 'tree RSS MB', 'changed']
-    return _table(headers, rows, ['--:', '---', '--:', '--:', '--:', '--:', '--:', '--:', '--:'])
+    return _table(headers, zero_drift_rows(data), ['--:', '---', '--:', '--:', '--:', '--:', '--:', '--:', '--:'])
 
 
 def slowest(data):
@@ -73,12 +67,16 @@ def slowest(data):
     return f"At N = {point['n']}, ours:\n\n" + _table(['task', 's'], rows, ['---', '--:'])
 
 
-def growth(data):
-    rows = [
+def growth_rows(data):
+    """Each side's fit (also make bench's own table)."""
+    return [
         [side, fit['marginal_ms_per_machine'], fit['fixed_seconds'], fit['r2']] if fit else [side, '-', '-', '-']
         for side, fit in (('ours', data['ours']), ('peer', data['peer']))
     ]
-    return _table(['side', 'marginal ms per unchanged VM', 'fixed s', 'r²'], rows, ['---', '--:', '--:', '--:'])
+
+
+def growth(data):
+    return _table(['side', 'marginal ms per unchanged VM', 'fixed s', 'r²'], growth_rows(data), ['---', '--:', '--:', '--:'])
 
 
 def parallel_create(data):
