@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from pve_vm_plays import TASK, cluster_vms, inventory, sent, vm_env, vm_named, vm_play
+from test_plan_equals_run import fleet, site, why
 
 from playbooks import four_runs, run_playbook
 
@@ -214,3 +215,27 @@ def test_a_vm_from_scratch_as_proxmops_web_01_declares_it_converges_in_four_runs
     assert config_of(lab, 'web-02')['ide0'] == 'local-lvm:vm-102-cloudinit,media=cdrom'
     settled = run_playbook(tmp_path, vm_play(), vm_env(lab, tmp_path, PROXMOX_DNS_DOMAIN=''), inventory({'web-02': with_ci}), name='ci-again')
     assert not settled.changed
+
+
+def test_a_vm_from_scratch_converges_through_the_site_playbook_and_the_second_run_changes_nothing(lab, tmp_path):
+    # The same VM as an inventory declares it (pve_* variables), through puls.proxmox.site: no pve_image is needed.
+    lab.call(lambda: lab.pve.store_file('local', 'debian-12.iso', 4 << 20, content='iso'))
+    web = {
+        'pve_vmid': 101,
+        'pve_storage': 'local-lvm',
+        'pve_disk_size': '40G',
+        'pve_disks': [{'slot': 'scsi1', 'size': '10G'}],
+        'pve_cdrom': 'local:iso/debian-12.iso',
+        'pve_power': 'stopped',
+    }
+    inventory = fleet(lab, tmp_path, {}, {'web-01': web})
+    writes = len(lab.writes())
+    planned = site(lab, tmp_path, inventory, 'plan', check=True, PROXMOX_DNS_DOMAIN='')
+    assert planned.rc == 0 and lab.writes()[writes:] == [], why(planned)
+    assert [(m['name'], m['actions']) for m in planned.plan['machines']] == [('web-01', ['create'])], why(planned)
+    applied = site(lab, tmp_path, inventory, 'apply', PROXMOX_DNS_DOMAIN='')
+    assert applied.rc == 0 and applied.plan['machines'] == planned.plan['machines'], why(applied)
+    config = config_of(lab, 'web-01')
+    assert config['scsi0'] == 'local-lvm:vm-101-disk-0,size=40G' and config['ide2'].startswith('local:iso/debian-12.iso,media=cdrom')
+    again = site(lab, tmp_path, inventory, 'again', PROXMOX_DNS_DOMAIN='')
+    assert again.rc == 0 and again.plan['nothing_to_do'] and not again.changed, why(again)
