@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -58,7 +58,9 @@ DEFAULT_INTERFACE = 'eth0'
 MAX_MOUNT_POINTS = 256  # mp0 .. mp255 (src/PVE/LXC/Config.pm, $MAX_MOUNT_POINTS)
 # What a running container takes at once (src/PVE/LXC/Config.pm, $LXC_FASTPLUG_OPTIONS and vmconfig_hotplug_pending:
 # cpulimit, cpuunits, memory, swap and netN are hot-plugged, a new mpN mounted); everything else waits for a restart.
-APPLIED_LIVE = frozenset(('description', 'onboot', 'startup', 'protection', 'hostname', 'hookscript', 'cores', 'tags', 'lock', 'cpulimit', 'cpuunits', 'memory', 'swap'))
+APPLIED_LIVE = frozenset(
+    ('description', 'onboot', 'startup', 'protection', 'hostname', 'hookscript', 'cores', 'tags', 'lock', 'cpulimit', 'cpuunits', 'memory', 'swap')
+)
 _NET_KEY = re.compile(r'^net\d+$')
 _MOUNT_KEY = re.compile(r'^mp\d+$')
 _VOLUME = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*:')
@@ -123,7 +125,7 @@ def _password(option: str, value: Any) -> str:
     return text
 
 
-_PARSERS = {
+_PARSERS: dict[str, Callable[[str, Any], Any]] = {
     'name': _name,
     'image': _image,
     'linked_clone': _flag,
@@ -199,7 +201,7 @@ class CtSpec:
         """Validate module params (other keys are ignored); raise SpecError on the first problem."""
         if not params.get('name'):
             raise SpecError('name', 'is required: the host name identifies the container')
-        values = {}
+        values: dict[str, Any] = {}
         for spec_field in fields(cls):
             raw = params.get(spec_field.name)
             if raw is not None:
@@ -279,7 +281,7 @@ def _net_value(value: Any) -> dict[str, str]:
 
 def _render_features(spec: CtSpec, current: Any) -> str | None:
     kept = {key: value for key, value in parse_property_string(current).items() if key not in FEATURES}
-    wanted = {feature: '1' for feature in sorted(spec.features or ())}
+    wanted = dict.fromkeys(sorted(spec.features or ()), '1')
     return format_property_string({**kept, **wanted}) or None
 
 

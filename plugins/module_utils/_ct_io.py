@@ -216,7 +216,9 @@ class Execution:
 
     def shutdown(self, timeout=DEFAULT_SHUTDOWN_TIMEOUT):
         # PVE waits `timeout` seconds for the container to stop, then kills it (forceStop).
-        self._power('shutdown', 'stopped', f'shutting down {self.ct} (forced stop after {timeout} s)', task_timeout=self.timeout + timeout, timeout=timeout, forceStop=1)
+        self._power(
+            'shutdown', 'stopped', f'shutting down {self.ct} (forced stop after {timeout} s)', task_timeout=self.timeout + timeout, timeout=timeout, forceStop=1
+        )
 
     def start(self):
         self._power('start', 'running', f'starting {self.ct}')

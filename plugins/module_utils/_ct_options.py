@@ -17,6 +17,8 @@ Pure data: no I/O.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG
 
@@ -37,7 +39,7 @@ _MOUNT_POINT = {
 }
 
 # name -> (role, argument spec entry)
-OPTIONS = {
+OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
     'name': (CONFIG, {'type': 'str', 'required': True}),
     'state': (CONTROL, {'type': 'str', 'choices': ['present', 'started', 'stopped', 'restarted', 'absent'], 'default': 'present'}),
     'image': (CREATE, {'type': 'str'}),

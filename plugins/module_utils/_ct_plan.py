@@ -197,12 +197,14 @@ def _plan_existing(spec: CtSpec, observed: Observed) -> Plan:
     if spec.unprivileged is not None and spec.unprivileged != as_bool(config.get('unprivileged')):
         kind = 'unprivileged' if as_bool(config.get('unprivileged')) else 'privileged'
         raise SpecError(
-            'unprivileged', f'is {spec.unprivileged}, but {observed.describe()} is {kind}, which PVE cannot change; drop unprivileged, or recreate the container'
+            'unprivileged',
+            f'is {spec.unprivileged}, but {observed.describe()} is {kind}, which PVE cannot change; drop unprivileged, or recreate the container',
         )
     before: dict[str, Any] = {}
     after: dict[str, Any] = {}
     updates, deletions = _converge_config(spec, config, before, after)
-    _record_owner(spec, observed, owner, updates, before, after)
+    # pve_vm's owner record write: it reads only the owner tag, the config's Notes, the VMID and describe(), as a container has them.
+    _record_owner(spec, observed, owner, updates, before, after)  # type: ignore[arg-type]
     resizes = _resizes(spec, config, before, after)
     running = observed.running
     held = {key for key in [*updates, *deletions] if held_until_restart(key, config)}
@@ -334,7 +336,9 @@ def _converge_config(spec: CtSpec, config: Mapping[str, Any], before: dict[str, 
         current = config.get(point.key)
         size = mount_size(current) if current else None
         before[point.key] = {'path': mount_path(current), 'size': format_size(size) if size else None} if current else None
-        after[point.key] = {'path': point.path, 'size': format_size(point.size) if current is None or grow_needed(point.size, size, point.key, 'mount_points') else format_size(size)}
+        # grow_needed is False only for an equal size, so the declared size is the one after the run.
+        grow_needed(point.size, size, point.key, 'mount_points')
+        after[point.key] = {'path': point.path, 'size': format_size(point.size)}
         if current is None or mount_path(current) != point.path:
             updates[point.key] = render_mount_point(point, current, spec.storage)
     return updates, deletions

@@ -92,10 +92,15 @@ def container_needs(actions: Iterable[Any], vmid: int | None, source_config: Map
         elif action.kind == CLONE:
             purpose = f'to create container {params["name"]} as a clone of {params["vmid"]}'
             needs += [need(purpose, 'VM.Clone', vm_path(params['vmid'])), _allocate(purpose, vmid, params.get('pool'))]
-            storages = {params['storage']} if params.get('storage') else {
-                storage_of(parse_property_string(value, 'volume').get('volume', '')) for key, value in (source_config or {}).items() if _is_volume(key)
-            }
-            needs += [need(f'{purpose}: it copies volumes to {storage}', 'Datastore.AllocateSpace', storage_path(storage)) for storage in sorted(filter(None, storages))]
+            storages = (
+                {params['storage']}
+                if params.get('storage')
+                else {storage_of(parse_property_string(value, 'volume').get('volume', '')) for key, value in (source_config or {}).items() if _is_volume(key)}
+            )
+            needs += [
+                need(f'{purpose}: it copies volumes to {storage}', 'Datastore.AllocateSpace', storage_path(storage))
+                for storage in sorted(filter(None, storages))
+            ]
             needs += [_bridge_need(key, value, f'{purpose}: its {key} is on') for key, value in sorted((source_config or {}).items()) if _is_net(key)]
         elif action.kind == CONFIGURE:
             needs += config_needs(params['set'], params['delete'], path)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 from lab.images import CONTAINER_TEMPLATE
-from pve_vm_plays import inventory, sent, ssh_public_key, vm_env
+from pve_vm_plays import sent, ssh_public_key, vm_env
 
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_options import ARGUMENT_SPEC
 from playbooks import four_runs, run_playbook
@@ -71,7 +71,13 @@ def test_a_container_is_created_with_every_main_option_in_four_runs_and_root_log
     ip = lab.address(21)
     download = {
         'name': 'Download the Debian container template',
-        'puls.proxmox.pve_iso': {'url': lab.served.url(CONTAINER_TEMPLATE), 'filename': CONTAINER_TEMPLATE, 'content': 'vztmpl', 'storage': 'local', 'node': 'pve1'},
+        'puls.proxmox.pve_iso': {
+            'url': lab.served.url(CONTAINER_TEMPLATE),
+            'filename': CONTAINER_TEMPLATE,
+            'content': 'vztmpl',
+            'storage': 'local',
+            'node': 'pve1',
+        },
         'run_once': True,
     }
     declared = {

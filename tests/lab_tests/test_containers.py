@@ -41,7 +41,10 @@ def test_a_running_container_is_an_ssh_guest_for_root_with_the_keys_of_its_creat
     key, public = ssh_key
     download_template(lab, api)
     ip = lab.address(5)
-    assert create(api, 151, hostname='ct151', net0=f'name=eth0,bridge=vmbr0,ip={ip}/24,gw={lab.gateway}', **{'ssh-public-keys': public + '\n'})['exitstatus'] == 'OK'
+    assert (
+        create(api, 151, hostname='ct151', net0=f'name=eth0,bridge=vmbr0,ip={ip}/24,gw={lab.gateway}', **{'ssh-public-keys': public + '\n'})['exitstatus']
+        == 'OK'
+    )
     assert 'ssh-public-keys' not in api.data('GET', f'{LXC}/151/config'), 'the keys are in the root file system, not the config'
     assert lab.guest(151).endpoint is None
     assert api.run('POST', f'{LXC}/151/status/start')['exitstatus'] == 'OK'
