@@ -9,7 +9,7 @@
    the node's storage, or a container template and its config) and the node;
 3. plan, check the privileges the plan needs, and in a real run execute the actions in order, waiting for every
    task and for a new container's lock;
-4. the address of a static ``ip``.
+4. the address of a static ``ip`` (declared, or net0's own).
 
 Check mode stops after the plan, so both modes report the plan's ``changed``, ``diff`` and ``changes``.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
+from ansible_collections.puls.proxmox.plugins.module_utils._address import static_address
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_config import CtSpec
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_options import DEFAULT_SHUTDOWN_TIMEOUT
@@ -92,7 +93,11 @@ def reconcile_container(client, params, check_mode=False):
     require(client, container_needs(plan.actions, container.vmid, creation and creation.source_config), f'the plan for container {spec.name}')
     if not check_mode:
         Execution(client, outcome, timeout).run(plan.actions)
-    address = str(spec.ip.ip) if outcome.status != 'absent' and spec.ip not in (None, 'dhcp') else None
+    address = None
+    if outcome.status != 'absent':
+        # net0's ip has ipconfig0's form: the declared one, else the one the container has (or a clone inherits).
+        base_config = observed.config if observed else creation.source_config
+        address = str(spec.ip.ip) if spec.ip not in (None, 'dhcp') else static_address(base_config.get('net0')) if spec.ip is None else None
     return {
         'changed': plan.changed,
         'diff': plan.diff,

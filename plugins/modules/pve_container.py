@@ -275,7 +275,7 @@ status:
   type: str
   sample: running
 address:
-  description: The static IPv4 address of O(ip); null under DHCP or when O(ip) is not declared.
+  description: The static IPv4 address of O(ip), or of the container's C(net0) when O(ip) is not declared; null under DHCP.
   returned: always
   type: str
   sample: 10.20.0.21

@@ -13,6 +13,7 @@ import time
 
 import pytest
 from lab.images import CONTAINER_TEMPLATE
+from polling import wait_until
 from pve_vm_plays import sent, ssh_public_key, vm_env
 
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_options import ARGUMENT_SPEC
@@ -142,7 +143,7 @@ def test_cores_and_memory_change_a_running_container_at_once_and_a_feature_waits
     result = hot.real.one(TASK, 'ct-upd')
     assert result['changes'] == ['cores', 'memory', 'net0'] and result['reboot_required'] == []
     assert (ct.config['cores'], ct.config['memory'], ct.pending) == (2, 1024, {})
-    assert lab.guest(ct.vmid).address == lab.address(22), 'the lab guest keeps the address it booted with'
+    assert wait_until(lambda: lab.guest(ct.vmid).address == lab.address(23), timeout=10), 'the new address applies at once'
 
     # src/PVE/LXC/Config.pm vmconfig_hotplug_pending: features are not hot-plugged, they wait for the next start.
     pending = run_playbook(tmp_path, ct_play(), env, cts({'ct-upd': {'features': ['nesting']}}), name='pending')

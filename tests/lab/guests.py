@@ -248,13 +248,18 @@ class GuestFleet:
                     await guest.power_off()
                     guest.boot = None
                 continue
+            if isinstance(vm, FakeCt):
+                # A running container's new net0 address applies at once (pve-container src/PVE/LXC.pm update_net,
+                # update_ipconfig): its endpoint moves there.
+                boot = self._container_boot(vm)
+                if guest.boot is None or (guest.boot.started_at, guest.boot.address) != (boot.started_at, boot.address):
+                    await guest.power_off()
+                    await guest.power_on(boot, self.ssh_port)
+                continue
             if guest.boot is None or guest.boot.started_at != vm.started_at:
                 await guest.power_off()
-                if isinstance(vm, FakeCt):
-                    boot = self._container_boot(vm)
-                else:
-                    boot = self._boot(vm)
-                    vm.agent = agent_answers(boot) if agent_enabled(vm.config) else None
+                boot = self._boot(vm)
+                vm.agent = agent_answers(boot) if agent_enabled(vm.config) else None
                 await guest.power_on(boot, self.ssh_port)
 
     def _boot(self, vm):

@@ -53,6 +53,11 @@ def test_a_running_container_is_an_ssh_guest_for_root_with_the_keys_of_its_creat
     assert (guest.user, guest.address) == ('root', ip)
     done = ssh(tmp_path, key, f'root@{ip}', 'echo $HOME')
     assert (done.returncode, done.stdout.strip()) == (0, str(guest.home)), done.stderr
+    moved = lab.address(8)
+    api.data('PUT', f'{LXC}/151/config', net0=f'name=eth0,bridge=vmbr0,ip={moved}/24')
+    lab.call(lab.guests.sync)  # what the guests' watcher does within POLL_SECS
+    assert lab.guest(151).address == moved, 'a running container takes a new address at once'
+    assert ssh(tmp_path, key, f'root@{moved}', 'true').returncode == 0
     assert api.run('POST', f'{LXC}/151/status/shutdown', timeout=10)['exitstatus'] == 'OK'
     assert lab.guest(151).endpoint is None, 'the endpoint goes when the container stops'
 
