@@ -286,3 +286,26 @@ def test_a_container_cloned_from_a_container_template_is_configured_in_the_same_
     assert result['vmid'] == copy.vmid != base.vmid
     assert copy.config['cores'] == 2 and 'ip=dhcp' in copy.config['net0'] and copy.config['rootfs'].endswith('size=6G')
     assert f'[puls-owner: puls-managed={copy.vmid}]' in copy.config['description'], 'the record names the clone, not its template'
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_a_token_lacking_a_privilege_the_plan_needs_is_refused_before_any_write_and_converges_once_granted_it(lab, tmp_path):
+    put_template(lab)
+    user, token, secret = 'ct@pve', 'automation', 'c0ffee00-container-privileges'
+    grants = {
+        '/vms': {'VM.Allocate', 'VM.Audit', 'VM.Config.CPU', 'VM.Config.Disk', 'VM.Config.Network', 'VM.Config.Options', 'VM.PowerMgmt'},
+        '/storage': {'Datastore.AllocateSpace', 'Datastore.Audit'},
+        '/sdn/zones/localnetwork': {'SDN.Use'},
+    }
+    env = dict(lab.env, PROXMOX_USER=user, PROXMOX_TOKEN_NAME=token, PROXMOX_TOKEN_SECRET=secret, XDG_CACHE_HOME=str(tmp_path / 'cache'))
+    hosts = cts({'ct-lp': {'image': TEMPLATE, 'storage': 'local-lvm', 'cores': 1, 'memory': 256, 'ip': f'{lab.address(30)}/24', 'state': 'started'}})
+    lab.call(lambda: lab.pve.add_api_token(user, token, secret, grants))
+    refused = run_playbook(tmp_path, ct_play(), env, hosts, name='refused')
+    message = refused.one(TASK, 'ct-lp')['msg']
+    assert refused.rc != 0 and 'VM.Config.Memory' in message and 'refused before any change' in message, message
+    assert lab.writes() == [] and all_cts(lab) == {}
+
+    lab.call(lambda: lab.pve.add_api_token(user, token, secret, dict(grants, **{'/vms': grants['/vms'] | {'VM.Config.Memory'}})))
+    granted = run_playbook(tmp_path, ct_play(), env, hosts, name='granted')
+    assert granted.rc == 0, granted.stdout
+    assert container(lab, 'ct-lp').status == 'running'
