@@ -25,6 +25,7 @@ author:
   - puls.proxmox contributors (@puls-proxmox)
 extends_documentation_fragment:
   - puls.proxmox.attributes
+  - puls.proxmox.attributes.progress
   - puls.proxmox.connection
   - puls.proxmox.connection.action_group
 attributes:
