@@ -46,7 +46,8 @@ def spec(**options):
     return CtSpec.from_params({'name': 'web', **options})
 
 
-def running(config=OWNED, current=None):
+def running(config=None, current=None):
+    config = OWNED if config is None else config
     return Observed(120, 'pve1', 'running', dict(config), dict(current if current is not None else config))
 
 
