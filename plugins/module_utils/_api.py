@@ -41,7 +41,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._errors import (
     transient_reason,
     vmid_taken,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._guest import QEMU, guest_path, noun
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC, QEMU, guest_path, noun
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import TaskResult, wait_task, wait_unlocked
 
 # (library, traceback) of the first required library that failed to import; the base module reports it.
@@ -369,45 +369,47 @@ class PveClient:
 
     # ------------------------------------------------------------------ creating guests
 
-    def create_vm(self, api_path, /, vmid, *, name=None, task_timeout=DEFAULT_TASK_TIMEOUT, context=None, **params):
+    def create_vm(self, api_path, /, vmid, *, name=None, task_timeout=DEFAULT_TASK_TIMEOUT, context=None, guest_type=QEMU, **params):
         """POST a create (api_path /nodes/N/qemu) or clone (api_path /nodes/N/qemu/SRC/clone) of VM vmid.
 
         Returns the task's UPID, or None when the answer was lost and the VM turned out to be created
         (its task is then already finished). A create is never repeated blindly: after a lost answer
         the client looks for VM vmid; a VM with that id and `name` is ours, none means the create can
-        be sent again, a VM with another name fails with PVE's "already exists" wording.
+        be sent again, a VM with another name fails with PVE's "already exists" wording. A container
+        (guest_type lxc, api_path /nodes/N/lxc) is named by its hostname.
         """
+        name_key = 'hostname' if guest_type == LXC else 'name'
         node = api_path.strip('/').split('/')[1]
         context = context or 'creating VM %s on %s' % (vmid, node)
         params['newid' if api_path.rstrip('/').endswith('/clone') else 'vmid'] = vmid
-        params['name'] = name
+        params[name_key] = name
         lost = []
 
         def check_created():
             lost.append(True)
             time.sleep(CREATE_SETTLE_SECONDS)
-            return self._created(vmid, name, task_timeout, context)
+            return self._created(vmid, name, task_timeout, context, guest_type)
 
         try:
             return self._call('POST', api_path, params, context, lost_response=check_created)
         except PveApiError as exc:
             # Our own earlier try may have created it after all.
-            if lost and exc.status is not None and vmid_taken(exc.reason, vmid) and self._created(vmid, name, task_timeout, context):
+            if lost and exc.status is not None and vmid_taken(exc.reason, vmid) and self._created(vmid, name, task_timeout, context, guest_type):
                 return None
             raise
 
-    def _created(self, vmid, name, task_timeout, context):
+    def _created(self, vmid, name, task_timeout, context, guest_type=QEMU):
         """True when VM vmid exists as ours (its create finished), False when it does not exist."""
         guest = next((g for g in self.cluster_vms() if str(g.get('vmid')) == str(vmid)), None)
         if guest is None:
             return False
         try:
-            config = self.wait_unlocked(guest['node'], vmid, task_timeout)
+            config = self.wait_unlocked(guest['node'], vmid, task_timeout, guest_type)
         except PveApiError as exc:
             if is_missing(exc.reason):  # its create task failed and PVE removed it
                 return False
             raise
-        if name is not None and config.get('name') != name:
+        if name is not None and config.get('hostname' if guest_type == LXC else 'name') != name:
             raise PveApiError(
                 '%s failed: VM %s already exists on node %s and is named %r, not %r' % (context, vmid, guest['node'], config.get('name'), name),
                 reason='VM %s already exists' % vmid,

@@ -1,11 +1,13 @@
-"""Lab guests: what each running VM is on the network, and its SSH endpoint.
+"""Lab guests: what each running VM or container is on the network, and its SSH endpoint.
 
 The guests follow the model after every power task (LabPve.power_listeners), and a watcher polls it every
-POLL_SECS for other changes (a VM seeded running, HA, a test changing the model). Each boot (a VM's
-started_at) takes its cloud-init user, keys and address from the VM's cloud-init drive, as a real guest applies
-cloud-init at boot: a static ipconfig0 address, or a DHCP lease (ip=dhcp or no ipconfig0) that the guest agent
-reports when agent is enabled. The SSH endpoint goes when the VM stops or is destroyed; a new VM gets a new host
-key and an empty home.
+POLL_SECS for other changes (a VM seeded running, HA, a test changing the model). Each boot (a guest's
+started_at) takes its user, keys and address from what the guest reads at boot. A VM applies its cloud-init
+drive: a static ipconfig0 address, or a DHCP lease (ip=dhcp or no ipconfig0) that the guest agent reports when
+agent is enabled. A container is root with the keys its root file system holds (LabPve.ct_authorized_keys), at the
+address of net0's ip (a static CIDR, or a DHCP lease for its hwaddr), as pve-container configures eth0 at start
+(src/PVE/LXC/Setup/Base.pm, setup_network). The SSH endpoint goes when the guest stops or is destroyed; a new
+guest gets a new host key and an empty home.
 """
 
 import asyncio
@@ -17,7 +19,7 @@ import shutil
 import urllib.parse
 
 import asyncssh
-from fakepve.lxc import split_props
+from fakepve.lxc import FakeCt, split_props
 from fakepve.qemu import NET_MODELS
 
 from . import shims
@@ -28,6 +30,8 @@ from .ssh import SshEndpoint
 POLL_SECS = 0.05
 # The default user of an Ubuntu cloud image, when cloud-init names none.
 DEFAULT_USER = 'ubuntu'
+# A container's user: root, whose authorized keys the create wrote.
+CONTAINER_USER = 'root'
 log = logging.getLogger('lab.guests')
 
 # What a guest took from its cloud-init drive at one boot. keys: the accepted public keys' blobs.
@@ -230,7 +234,7 @@ class GuestFleet:
             await self._sync()
 
     async def _sync(self):
-        vms = {vm.vmid: vm for vm in self.pve.vms}
+        vms = {vm.vmid: vm for vm in [*self.pve.vms, *self.pve.cts]}
         for vmid, guest in list(self.guests.items()):
             if guest.vm is not None and vms.get(vmid) is not guest.vm:
                 await guest.power_off()
@@ -243,6 +247,14 @@ class GuestFleet:
                 if guest.endpoint or guest.boot:
                     await guest.power_off()
                     guest.boot = None
+                continue
+            if isinstance(vm, FakeCt):
+                # A running container's new net0 address applies at once (pve-container src/PVE/LXC.pm update_net,
+                # update_ipconfig): its endpoint moves there.
+                boot = self._container_boot(vm)
+                if guest.boot is None or (guest.boot.started_at, guest.boot.address) != (boot.started_at, boot.address):
+                    await guest.power_off()
+                    await guest.power_on(boot, self.ssh_port)
                 continue
             if guest.boot is None or guest.boot.started_at != vm.started_at:
                 await guest.power_off()
@@ -266,3 +278,18 @@ class GuestFleet:
             interface = ipaddress.ip_interface(ip)
             address, prefix = str(interface.ip), interface.network.prefixlen
         return Boot(vm.started_at, values.get('ciuser') or DEFAULT_USER, _public_keys(values.get('sshkeys')), address, mac, prefix)
+
+    def _container_boot(self, ct):
+        """What a container is at start: root with its authorized keys, at net0's address."""
+        _first, net = split_props(ct.config.get('net0', ''))
+        mac = net.get('hwaddr')
+        ip = net.get('ip')
+        if ip == 'dhcp':
+            address, prefix = (self.dhcp.lease(mac) if mac else None), 24
+        elif ip:
+            interface = ipaddress.ip_interface(ip)
+            address, prefix = str(interface.ip), interface.network.prefixlen
+        else:
+            address, prefix = None, None
+        keys = _public_keys(urllib.parse.quote(self.pve.ct_authorized_keys.get(ct.vmid, '')))
+        return Boot(ct.started_at, CONTAINER_USER, keys, address, mac, prefix)

@@ -1,16 +1,20 @@
-"""Small real disk and ISO images for the served-files registry, and reading a qcow2's virtual size."""
+"""Small real disk and ISO images and a container template for the served-files registry, and reading a qcow2's virtual size."""
 
 import functools
 import gzip
 import io
 import struct
+import tarfile
 
 import pycdlib
+import zstandard
 
 GIB = 1024**3
 QCOW2_MAGIC = b'QFI\xfb'
 CLUSTER_BITS = 16
 CLUSTER = 1 << CLUSTER_BITS
+# The Debian 12 container template of PVE's appliance index (pveam available), as `make lab` serves it.
+CONTAINER_TEMPLATE = 'debian-12-standard_12.7-1_amd64.tar.zst'
 
 
 def qcow2(virtual_size):
@@ -48,6 +52,29 @@ def iso(volume_id, files):
     return out.getvalue()
 
 
+def container_template(files):
+    """A container template: a zstd-compressed tar of the root file system holding files {path: bytes}, laid out as
+    PVE's templates are (paths under ./, as pve-container's Create.pm restore_archive unpacks them)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode='w', format=tarfile.GNU_FORMAT) as archive:
+        for path, data in sorted(files.items()):
+            info = tarfile.TarInfo('./' + path.lstrip('/'))
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            archive.addfile(info, io.BytesIO(data))
+    return zstandard.ZstdCompressor(level=3).compress(raw.getvalue())
+
+
+@functools.cache
+def debian_template():
+    return container_template(
+        {
+            'etc/os-release': b'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\n',
+            'etc/debian_version': b'12.7\n',
+            'etc/hostname': b'localhost\n',
+        }
+    )
+
+
 @functools.cache
 def seed_files():
     """The files every lab serves from the start: {name: bytes}. Built once per process."""
@@ -58,4 +85,5 @@ def seed_files():
         'debian-12-genericcloud-amd64.qcow2': qcow2(3 * GIB),
         'lab-tools.iso': tools,
         'lab-tools.iso.gz': gzip.compress(tools, mtime=0),
+        CONTAINER_TEMPLATE: debian_template(),
     }

@@ -24,6 +24,8 @@ OVERRIDDEN = {
     '_do_start': ['self', 'vm', 'user', 'p'],
     '_do_stop': ['self', 'vm', 'user', 'p'],
     '_download_url': ['self', 'request'],
+    '_lxc_clone': ['self', 'user', 'v'],
+    '_lxc_create': ['self', 'user', 'v'],
     '_nodes': ['self', 'request'],
     '_qm_alloc': ['self', 'sid', 'vmid', 'fmt', 'size', 'linked_from'],
     '_qm_check_drive': ['self', 'user', 'vmid', 'pool', 'key', 'value', 'default'],
@@ -68,7 +70,7 @@ CALLED = (
 # Module-level names the lab imports.
 IMPORTED = {
     agent: ('KEYS',),
-    lxc: ('SIZE_UNITS', 'format_size', 'split_props'),
+    lxc: ('FakeCt', 'SIZE_UNITS', 'format_size', 'split_props'),
     qemu: ('DRIVE_KEY', 'NET_MODELS', 'NEW_DISK', 'drives_of', 'is_cdrom', 'join_drive', 'split_drive', 'volume_ref', 'with_mac'),
     routing: ('die', 'param_error', 'split_list'),
     schema: ('_prop', 'check_value', 'load'),

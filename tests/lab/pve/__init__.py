@@ -6,6 +6,7 @@ The overrides replace private fakepve methods; tests/lab_tests/test_fakepve_cont
 from fakepve import FakePve
 
 from .config import ConfigMixin
+from .containers import ContainersMixin
 from .disks import DisksMixin
 from .ha import HaMixin
 from .lifecycle import LifecycleMixin
@@ -19,7 +20,20 @@ from .transfer import TransferMixin
 __all__ = ['LabPve']
 
 
-class LabPve(PrivilegesMixin, SdnMixin, HaMixin, ConfigMixin, DisksMixin, LifecycleMixin, PlacementMixin, TransferMixin, NodesMixin, NodeConfigMixin, FakePve):
+class LabPve(
+    PrivilegesMixin,
+    SdnMixin,
+    HaMixin,
+    ConfigMixin,
+    ContainersMixin,
+    DisksMixin,
+    LifecycleMixin,
+    PlacementMixin,
+    TransferMixin,
+    NodesMixin,
+    NodeConfigMixin,
+    FakePve,
+):
     def __init__(self, host, served, clone_secs=5, **kwargs):
         super().__init__(host=host, **kwargs)
         # The lab's files.ServedFiles: the only source download-url fetches from.
