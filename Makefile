@@ -88,7 +88,7 @@ unit: setup system-deps-test
 
 integration: setup system-deps-test $(PEER_VENV)
 	@echo "== stage: integration tests (lab, private network namespace)"
-	@$(NETNS) $(PYTEST) tests/lab_tests tests/integration -q -n 2 --durations=25
+	@$(NETNS) $(PYTEST) tests/lab_tests tests/integration -q -n 2 --maxschedchunk 1 --durations=40
 
 lab: setup
 	@PYTHONPATH=tests $(BIN)/python -m lab --state-dir .lab

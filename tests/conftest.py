@@ -11,7 +11,7 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked slow (several minutes each) first: pytest-xdist hands out tests in collection order, so the
-    longest start at once on both workers and the short ones fill the gaps, rather than one long test running alone
-    at the end while the other worker idles."""
-    items.sort(key=lambda item: item.get_closest_marker('slow') is None)
+    """The longest tests first (marker slow(minutes=N), N as measured with --durations): with make integration's
+    --maxschedchunk 1, pytest-xdist hands each worker the next test in this order as it frees up, so the long ones
+    start early on both workers and the short ones fill the gaps, instead of one long test running alone at the end."""
+    items.sort(key=lambda item: -(item.get_closest_marker('slow').kwargs['minutes'] if item.get_closest_marker('slow') else 0))

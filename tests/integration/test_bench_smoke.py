@@ -32,7 +32,7 @@ def bench(tmp_path, *args):
     return {path.stem: json.loads(path.read_text()) for path in results.glob('*.json')}, done.stdout
 
 
-@pytest.mark.slow
+@pytest.mark.slow(minutes=2)
 def test_zero_drift_counts_requests_modules_and_no_ssh_for_both_sides_and_fits_growth_over_the_sizes(tmp_path):
     results, table = bench(tmp_path, '--scenarios', 'zero-drift,growth', '--sizes', '1,2', '--repeat', '1')
     assert set(results) == {'zero-drift', 'growth', 'targets'}
@@ -77,7 +77,7 @@ def test_zero_drift_counts_requests_modules_and_no_ssh_for_both_sides_and_fits_g
     assert 'targets' in table
 
 
-@pytest.mark.slow
+@pytest.mark.slow(minutes=2)
 def test_parallel_create_clones_every_vm_on_both_sides_and_compares_with_one_clone(tmp_path):
     results, table = bench(tmp_path, '--scenarios', 'parallel-create', '--create', '2')
     create = results['parallel-create']

@@ -85,7 +85,7 @@ def all_succeeded(runs):
     assert [run.rc for run in runs] == [0] * len(runs), why(*runs)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(minutes=14)
 def test_two_runs_of_a_fleet_started_together_on_an_empty_lab_both_succeed_ten_times_in_a_row(lab, tmp_path):
     mark_playbook(tmp_path, 'base.yml')
     inventory = declared(lab, tmp_path)

@@ -162,7 +162,7 @@ def printed_plan(run, header='Plan (check mode: nothing was changed)'):
     return lines[start:end]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(minutes=4)
 def test_the_plan_examples_of_the_docs_are_what_the_documented_fleet_prints(lab, tmp_path):
     documented = documented_plans()
     assert set(documented) == {'minimal', 'changed'} and len(documented['minimal']) == 2, documented
@@ -364,7 +364,7 @@ class Pack:
                         break
 
 
-@pytest.mark.slow
+@pytest.mark.slow(minutes=6)
 @pytest.mark.parametrize('cases', packs(seeds()), ids=lambda cases: 'seeds-' + '-'.join(str(case.seed) for case in cases))
 def test_a_generated_fleet_is_planned_as_it_is_run_and_then_left_alone(lab, tmp_path, cases):
     pack = Pack(lab, tmp_path, cases)
