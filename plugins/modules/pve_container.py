@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r'''
 module: pve_container
 short_description: One Proxmox VE LXC container, created exactly as declared and kept that way
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Creates an LXC container from an OS template volume (C(STORAGE:vztmpl/FILE), which
     P(puls.proxmox.pve_iso#module) downloads) or as a clone of a container template, with the declared resources,
