@@ -179,7 +179,7 @@ def test_the_root_file_system_and_a_mount_point_grow_and_a_smaller_size_is_refus
 @pytest.mark.parametrize(
     ('declared', 'option', 'words'),
     [
-        ({'ip': '10.0.0.300/24'}, 'ip', 'must be an IPv4 address'),
+        ({'ip': '127.0.0.300/24'}, 'ip', 'must be an IPv4 address'),
         ({'features': ['nesting', 'mknod']}, 'features', 'value of features must be one or more of'),
         ({'storage': None}, 'storage', 'is required to create container'),
         ({'image': 'local:vztmpl/debian-11-standard_11.7-1_amd64.tar.zst'}, 'image', 'is not on storage local of node pve1'),
