@@ -48,6 +48,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._ct_config import (
     same_value,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import MASK, SpecError, as_bool, format_size, parse_property_string
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import Observed as VmObserved
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import _record_owner
 
 CREATE = 'create'
@@ -62,32 +63,9 @@ POWER_STATES = ('started', 'stopped', 'restarted')
 DEFAULT_ROOTFS_SIZE = 4 * 1024**3
 
 
-@dataclass(frozen=True)
-class Observed:
-    """The container found: ``config`` is ``GET config`` (pending merged), ``current`` with ``current=1`` (None when
-    it cannot differ: a stopped container)."""
-
-    vmid: int
-    node: str
-    status: str
-    config: Mapping[str, Any]
-    current: Mapping[str, Any] | None = None
-    names: Mapping[int, str] = field(default_factory=dict)  # how a message names another guest, by VMID
-
-    @property
-    def running(self) -> bool:
-        return self.status == 'running'
-
-    @property
-    def template(self) -> bool:
-        return as_bool(self.config.get('template'))
-
-    @property
-    def pending(self) -> frozenset[str]:
-        if self.current is None:
-            return frozenset()
-        keys = (set(self.config) | set(self.current)) - {'digest'}
-        return frozenset(key for key in keys if self.config.get(key) != self.current.get(key))
+class Observed(VmObserved):
+    """The container found, read as a VM is (``config`` is ``GET config`` with pending merged, ``current`` with
+    ``current=1``, None when it cannot differ: a stopped container); only its name in messages differs."""
 
     def describe(self) -> str:
         return f"container {self.config.get('hostname', '')!r} ({self.vmid} on {self.node})"
