@@ -20,6 +20,8 @@ PEER_VENV := bench/.peer-venv/.installed
 BENCH_ARGS ?=
 # CHAOS_ARGS: tests/chaos/campaign.py's options (--rounds 20 --seed 2026 --faults 4 --fleet demo ...).
 CHAOS_ARGS ?=
+# ROUNDS: how often make soak repeats the race of two runs started together (tests/integration/test_concurrent_runs.py).
+ROUNDS ?= 10
 # SEEDS: the seeds of tests/integration/fleetgen.py's fleets for make plan-fuzz (make plan-fuzz SEEDS="33 34 35").
 SEEDS ?= $(shell seq 33 52)
 
@@ -27,7 +29,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(COLLECTIONS)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export NO_COLOR := 1
 
-.PHONY: help setup system-deps-test system-deps-demo test generate sanity lint unit integration lab demo bench bench-docs chaos plan-fuzz clean
+.PHONY: help setup system-deps-test system-deps-demo test generate sanity lint unit integration lab demo bench bench-docs chaos plan-fuzz soak clean
 
 help:
 	@echo "make test   set up .venv and run every test stage (sanity, lint, unit, integration)"
@@ -38,6 +40,7 @@ help:
 	@echo "make bench-docs  rewrite the tables of docs/performance.md from the last make bench"
 	@echo "make chaos  reconcile the demo fleet through 20 rounds of injected faults and check the invariants"
 	@echo "make plan-fuzz SEEDS=\"33 34\"  check that the plan equals the run on more generated fleets"
+	@echo "make soak ROUNDS=10  repeat the race of two runs started together on one fleet (make test runs 3 rounds)"
 
 $(STAMP): tests/requirements.txt requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,8 +54,10 @@ $(LINK):
 setup: $(STAMP) $(LINK)
 
 # The Debian packages of bindep.txt's test or demo profile: installed when root, else the exact command to run.
-system-deps-%: $(STAMP)
-	@hacking/system-deps $*
+# Explicit targets, not a pattern rule: make never searches implicit rules for a .PHONY target, so a pattern rule
+# here was silently skipped ("Nothing to be done") and a fresh machine got no system packages.
+system-deps-test system-deps-demo: $(STAMP)
+	@hacking/system-deps $(@:system-deps-%=%)
 
 test: setup system-deps-test
 	@$(MAKE) --no-print-directory sanity lint unit integration
@@ -112,6 +117,10 @@ chaos: setup
 # Generated fleets (tests/integration/fleetgen.py) of these seeds: the check run's plan must be the real run's.
 plan-fuzz: setup
 	@PULS_PLAN_SEEDS="$(SEEDS)" $(NETNS) $(PYTEST) tests/integration/test_plan_equals_run.py -q -n 2 -k generated
+
+# The two-run race of the concurrency tests, ROUNDS times in a row (make test runs it 3 times).
+soak: setup system-deps-test
+	@PULS_CONCURRENCY_ROUNDS=$(ROUNDS) $(NETNS) $(PYTEST) tests/integration/test_concurrent_runs.py -q -p no:xdist -k round_after_round
 
 clean:
 	rm -rf .build .lab

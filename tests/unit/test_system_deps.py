@@ -35,3 +35,15 @@ def test_the_repository_lists_every_package_the_test_stages_call_in_its_test_pro
 
     rules = Depends((REPO / 'bindep.txt').read_text()).active_rules(['platform:dpkg', 'platform:debian', 'test'])
     assert {'openssh-client', 'iproute2', 'git', 'xorriso', 'genisoimage', 'cloud-init', 'puppet', 'chromium', 'systemd'} <= {rule[0] for rule in rules}
+
+
+def test_make_test_and_make_demo_run_the_check_of_their_profile(tmp_path):
+    # make never searches pattern rules for a .PHONY target: a pattern rule system-deps-% made both targets
+    # "Nothing to be done" and a fresh machine got no system packages. Here the check runs and stops make.
+    bindep_file = tmp_path / 'bindep.txt'
+    bindep_file.write_text('puls-no-such-package [platform:dpkg test demo]\n')
+    env = {**os.environ, 'PULS_BINDEP_FILE': str(bindep_file), 'PULS_SYSTEM_DEPS_INSTALL': 'no'}
+    for profile in ('test', 'demo'):
+        result = subprocess.run(['make', '--no-print-directory', f'system-deps-{profile}'], cwd=REPO, env=env, capture_output=True, text=True, check=False)
+        assert result.returncode != 0, result.stdout
+        assert f"bindep.txt's {profile} profile needs these packages, which are not installed: puls-no-such-package" in result.stderr
