@@ -54,7 +54,7 @@ def build_vm(lab, api, vmid, name, address, key):
         key,
         tags='puls-building',
         cipassword=PASSWORD,
-        nameserver='10.0.0.53',
+        nameserver='127.0.0.53',
         searchdomain='lab.test',
         description='Web tier golden image',
     )

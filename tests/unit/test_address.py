@@ -59,8 +59,8 @@ def dns_server():
 
 
 def test_servers_are_ip_addresses_with_optional_ports():
-    assert parse_dns_servers(['10.0.0.53', '127.0.0.2:5353', '[::1]:53', '2001:db8::53']) == (
-        ('10.0.0.53', 53),
+    assert parse_dns_servers(['127.0.0.53', '127.0.0.2:5353', '[::1]:53', '2001:db8::53']) == (
+        ('127.0.0.53', 53),
         ('127.0.0.2', 5353),
         ('::1', 53),
         ('2001:db8::53', 53),
@@ -68,7 +68,7 @@ def test_servers_are_ip_addresses_with_optional_ports():
     assert parse_dns_servers(None) == ()
 
 
-@pytest.mark.parametrize('entry', ['dns.example.com', 'dns.example.com:53', '10.0.0.1:http', '10.0.0.1:0', '[::1]:99999'])
+@pytest.mark.parametrize('entry', ['dns.example.com', 'dns.example.com:53', '127.0.0.1:http', '127.0.0.1:0', '[::1]:99999'])
 def test_a_server_by_name_or_with_a_bad_port_is_refused_naming_the_option(entry):
     with pytest.raises(SpecError) as raised:
         parse_dns_servers([entry])
@@ -114,7 +114,7 @@ def test_no_servers_with_a_domain_is_an_error_never_the_system_resolver():
 
 
 def test_static_address_of_ipconfig0():
-    assert static_address('ip=10.0.0.5/24,gw=10.0.0.1') == '10.0.0.5'
+    assert static_address('ip=127.0.0.5/24,gw=127.0.0.1') == '127.0.0.5'
     assert static_address('ip=dhcp') is None
     assert static_address(None) is None
     assert static_address('ip6=auto') is None
@@ -130,8 +130,8 @@ def nic(name, *addresses):
 
 
 def test_first_ipv4_outside_the_loopback_interface_is_chosen():
-    interfaces = [LO, nic('eth0', 'fe80::1', '169.254.3.4', '10.0.0.7', '10.0.0.8'), nic('eth1', '10.1.0.7')]
-    assert first_agent_ipv4(interfaces) == '10.0.0.7'
+    interfaces = [LO, nic('eth0', 'fe80::1', '169.254.3.4', '127.0.0.7', '127.0.0.8'), nic('eth1', '127.1.0.7')]
+    assert first_agent_ipv4(interfaces) == '127.0.0.7'
 
 
 def test_loopback_interfaces_are_skipped_by_name_not_by_address_range():
@@ -161,8 +161,8 @@ def no_sleep(monkeypatch):
 
 
 def test_agent_is_asked_until_it_reports_an_address(no_sleep):
-    client = AgentClient(PveApiError('x', reason='QEMU guest agent is not running'), [LO], [LO, nic('eth0', '10.0.0.9')])
-    assert agent_address(client, 'pve1', 101, wait=60) == ('10.0.0.9', None)
+    client = AgentClient(PveApiError('x', reason='QEMU guest agent is not running'), [LO], [LO, nic('eth0', '127.0.0.9')])
+    assert agent_address(client, 'pve1', 101, wait=60) == ('127.0.0.9', None)
     assert client.asked == ['/nodes/pve1/qemu/101/agent/network-get-interfaces'] * 3
 
 

@@ -22,7 +22,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApi
         ('  HTTPS://PVE.example.com:8443  ', 'https://pve.example.com:8443/api2/json'),
         ('https://proxy.example.com:443/pve/', 'https://proxy.example.com:443/pve/api2/json'),
         ('[2001:db8::10]:8006', 'https://[2001:db8::10]:8006/api2/json'),
-        ('10.0.0.5', 'https://10.0.0.5:8006/api2/json'),
+        ('127.0.0.5', 'https://127.0.0.5:8006/api2/json'),
     ],
 )
 def test_api_url_forms_users_write_all_reach_the_api(api_url, expected):

@@ -34,7 +34,7 @@ OWNED = {
     'swap': 512,
     'rootfs': 'local-lvm:vm-120-disk-0,size=4G',
     'mp0': 'local-lvm:vm-120-disk-1,mp=/data,size=2G',
-    'net0': 'name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:00:01,ip=10.0.0.5/24,gw=10.0.0.1,type=veth',
+    'net0': 'name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:00:01,ip=127.0.0.5/24,gw=127.0.0.1,type=veth',
     'features': 'nesting=1',
     'unprivileged': 1,
     'tags': 'puls-managed',
@@ -58,7 +58,7 @@ def test_a_create_from_an_os_template_sends_every_declared_setting_and_the_secre
             storage='local-lvm',
             disk_size='8G',
             cores=2,
-            ip='10.0.0.9',
+            ip='127.0.0.9',
             vlan=20,
             firewall=True,
             mount_points=[{'slot': 0, 'path': '/data', 'size': '512M'}],
@@ -75,7 +75,7 @@ def test_a_create_from_an_os_template_sends_every_declared_setting_and_the_secre
         'ostemplate': VZTMPL,
         'hostname': 'web',
         'cores': 2,
-        'net0': 'name=eth0,bridge=vmbr0,tag=20,firewall=1,ip=10.0.0.9/24,gw=10.0.0.1',
+        'net0': 'name=eth0,bridge=vmbr0,tag=20,firewall=1,ip=127.0.0.9/24,gw=127.0.0.1',
         'features': 'nesting=1',
         'tags': 'puls-managed',
         'rootfs': 'local-lvm:8',
@@ -100,12 +100,12 @@ def test_an_os_template_create_needs_storage_and_refuses_what_only_a_create_can_
 
 
 def test_a_running_container_takes_cores_memory_and_net0_at_once_and_features_at_its_next_start():
-    plan = plan_container(spec(cores=2, memory=1024, ip='10.0.0.6/24', features=[]), running())
+    plan = plan_container(spec(cores=2, memory=1024, ip='127.0.0.6/24', features=[]), running())
     [configure] = plan.actions
     assert configure.params['set'] == {
         'cores': 2,
         'memory': 1024,
-        'net0': 'name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:00:01,ip=10.0.0.6/24,gw=10.0.0.1,type=veth',
+        'net0': 'name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:00:01,ip=127.0.0.6/24,gw=127.0.0.1,type=veth',
     }
     assert configure.params['delete'] == ['features']
     assert plan.reboot_required == ('features',)
@@ -113,14 +113,14 @@ def test_a_running_container_takes_cores_memory_and_net0_at_once_and_features_at
 
 
 def test_apply_mode_reboot_restarts_a_container_with_pending_changes_and_reports_nothing_waiting():
-    pending = dict(OWNED, nameserver='10.0.0.2')
+    pending = dict(OWNED, nameserver='127.0.0.2')
     plan = plan_container(spec(apply_mode='reboot'), running(pending, OWNED))
     assert [action.kind for action in plan.actions] == [SHUTDOWN, START] and plan.reboot_required == ()
     assert plan_container(spec(), running(pending, OWNED)).reboot_required == ('nameserver',)
 
 
 def test_the_declared_state_of_an_unchanged_container_plans_nothing():
-    declared = spec(cores=1, ip='10.0.0.5/24', features=['nesting'], disk_size='4G', mount_points=[{'slot': 0, 'path': '/data', 'size': '2G'}])
+    declared = spec(cores=1, ip='127.0.0.5/24', features=['nesting'], disk_size='4G', mount_points=[{'slot': 0, 'path': '/data', 'size': '2G'}])
     plan = plan_container(declared, running())
     assert plan.actions == () and not plan.changed
 
@@ -196,11 +196,11 @@ def test_find_and_resolve_tell_containers_from_vms():
 
 def test_bad_values_name_their_option():
     for options, message in (
-        ({'ip': '10.0.0.300'}, '^ip must be an IPv4 address'),
+        ({'ip': '127.0.0.300'}, '^ip must be an IPv4 address'),
         ({'features': ['mknod']}, '^features lists mknod'),
         ({'mount_points': [{'slot': 0, 'path': 'data', 'size': '1G'}]}, '^mount_points entry 1: path must be an absolute path'),
         ({'mount_points': [{'slot': 0, 'path': '/a', 'size': '1G'}, {'slot': 0, 'path': '/b', 'size': '1G'}]}, '^mount_points declares slot 0 twice'),
-        ({'gateway': '10.0.0.1', 'ip': 'dhcp'}, '^gateway is set but ip is dhcp'),
+        ({'gateway': '127.0.0.1', 'ip': 'dhcp'}, '^gateway is set but ip is dhcp'),
         ({'password': 'abc', 'image': VZTMPL}, '^password must be at least 5 characters'),
     ):
         with pytest.raises(SpecError, match=message):

@@ -38,7 +38,7 @@ def problems(machines, replaced=(), untagged=()):
 def test_each_host_of_both_groups_once_templates_first_with_the_roles_defaults():
     hostvars = {
         'golden': {'pve_image': 9017, 'pve_vmid': 600},
-        'web1': {'pve_vm_name': 'web1.example', 'pve_ip': '10.0.0.1/24', 'pve_adopt': 'yes', 'pve_replace': 'old1', 'pve_state': 'absent'},
+        'web1': {'pve_vm_name': 'web1.example', 'pve_ip': '127.0.0.1/24', 'pve_adopt': 'yes', 'pve_replace': 'old1', 'pve_state': 'absent'},
         'web2': {},
     }
     assert declared_machines(hostvars, ['golden'], ['web1', 'golden', 'web2']) == [
@@ -47,7 +47,7 @@ def test_each_host_of_both_groups_once_templates_first_with_the_roles_defaults()
             'host': 'web1',
             'name': 'web1.example',
             'vmid': None,
-            'ip': '10.0.0.1/24',
+            'ip': '127.0.0.1/24',
             'replace': 'old1',
             'image': '',
             'state': 'absent',
@@ -67,7 +67,7 @@ def test_the_filter_reads_the_groups_of_the_inventory_and_a_missing_group_is_emp
 def test_a_sound_fleet_has_no_problem():
     assert (
         problems(
-            [machine('web1', vmid=500, ip='10.0.0.1/24'), machine('web2', vmid=501, ip='10.0.0.2/24'), machine('web3', ip='dhcp'), machine('web4', ip='dhcp')]
+            [machine('web1', vmid=500, ip='127.0.0.1/24'), machine('web2', vmid=501, ip='127.0.0.2/24'), machine('web3', ip='dhcp'), machine('web4', ip='dhcp')]
         )
         == []
     )
@@ -75,9 +75,9 @@ def test_a_sound_fleet_has_no_problem():
 
 def test_a_vmid_or_address_declared_twice_names_its_hosts_in_value_order():
     machines = [
-        machine('web1', vmid=500, ip='10.0.0.9/24'),
-        machine('web2', vmid='500', ip='10.0.0.9'),
-        machine('db1', vmid=99, ip='10.0.0.10/24'),
+        machine('web1', vmid=500, ip='127.0.0.9/24'),
+        machine('web2', vmid='500', ip='127.0.0.9'),
+        machine('db1', vmid=99, ip='127.0.0.10/24'),
         machine('db2', vmid=99),
         machine('app1', vmid=None),
         machine('app2', vmid=None),
@@ -86,7 +86,7 @@ def test_a_vmid_or_address_declared_twice_names_its_hosts_in_value_order():
         'db1 and db2 declare the same pve_vmid 99: give each machine its own VMID',
         # A VMID given as text is the same VMID to PVE.
         'web1 and web2 declare the same pve_vmid 500: give each machine its own VMID',
-        'web1 and web2 declare the same address 10.0.0.9 (pve_ip): give each machine its own address',
+        'web1 and web2 declare the same address 127.0.0.9 (pve_ip): give each machine its own address',
     ]
 
 
@@ -119,9 +119,9 @@ def test_images_then_guests_taken_over_without_pve_adopt_come_last():
         {'vmid': 180, 'name': 'web1', 'node': 'pve1', 'type': 'qemu', 'owned': False, 'ownership': 'foreign', 'provisioned': False},
         {'vmid': 181, 'name': 'lost1', 'node': 'pve2', 'type': 'qemu', 'owned': False, 'ownership': 'foreign', 'provisioned': True},
     ]
-    machines = [machine('web1', image='no-such-template'), machine('app1', name='lost1', vmid=181, ip='10.0.0.1'), machine('app2', ip='10.0.0.1/24')]
+    machines = [machine('web1', image='no-such-template'), machine('app1', name='lost1', vmid=181, ip='127.0.0.1'), machine('app2', ip='127.0.0.1/24')]
     assert problems(machines, untagged=untagged) == [
-        'app1 and app2 declare the same address 10.0.0.1 (pve_ip): give each machine its own address',
+        'app1 and app2 declare the same address 127.0.0.1 (pve_ip): give each machine its own address',
         'web1: pve_image is no-such-template, which is neither a template declared in this inventory (group pve_templates) nor '
         '(part of) the name of a template in the cluster: declare the template, or correct pve_image',
         'web1: VM 180 (web1 on pve1) lacks the owner tag puls-managed, so this collection did not create it; to take it over set '

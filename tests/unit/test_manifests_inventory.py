@@ -160,8 +160,8 @@ def test_every_mapped_field_becomes_its_variable(fixture_listing):
             pve_vlan=30,
             pve_ssh_user='debian',
             pve_ssh_keys=['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFixtureKeyOfApp01 app@example'],
-            pve_ip='10.0.0.5/24',
-            pve_gateway='10.0.0.1',
+            pve_ip='127.0.0.5/24',
+            pve_gateway='127.0.0.1',
             pve_nameservers=['1.1.1.1', '9.9.9.9'],
             pve_searchdomain='example.com',
             pve_apply_mode='reboot',
@@ -303,8 +303,8 @@ INVALID = {
         'password, sshKeys, ip, nameserver, searchDomain, searchdomain',
     ),
     'an ipconfig that is neither dhcp nor ip=A/P,gw=G': (
-        {'vms/a.yaml': vm('a', 'cloudInit:\n  ip: 10.0.0.5\n')},
-        "proxmox/vms/a.yaml (document 1): spec.cloudInit.ip must be 'dhcp' or 'ip=ADDRESS/PREFIX,gw=GATEWAY' (IPv4), got '10.0.0.5'",
+        {'vms/a.yaml': vm('a', 'cloudInit:\n  ip: 127.0.0.5\n')},
+        "proxmox/vms/a.yaml (document 1): spec.cloudInit.ip must be 'dhcp' or 'ip=ADDRESS/PREFIX,gw=GATEWAY' (IPv4), got '127.0.0.5'",
     ),
     'tags that are not a list': (
         {'vms/a.yaml': vm('a', metadata='tags: prod\n')},

@@ -60,7 +60,7 @@ CONVERGED = {
     'scsi0': 'local-lvm:vm-100-disk-0,iothread=1,size=32G',
     'ide2': 'local-lvm:vm-100-cloudinit,media=cdrom',
     'net0': 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr1,firewall=1,tag=10',
-    'ipconfig0': 'ip=10.0.0.5/24,gw=10.0.0.1',
+    'ipconfig0': 'ip=127.0.0.5/24,gw=127.0.0.1',
     'ciuser': 'ops',
     'sshkeys': quote(f'{KEY}\n', safe=''),
     'tags': 'puls-managed;web',
@@ -76,7 +76,7 @@ DECLARED = {
     'memory': 2048,
     'bridge': 'vmbr1',
     'vlan': 10,
-    'ip': '10.0.0.5',
+    'ip': '127.0.0.5',
     'ci_user': 'ops',
     'ssh_keys': [KEY],
     'tags': ['web'],
@@ -168,7 +168,7 @@ def test_create_by_import_builds_what_a_cloud_image_needs():
     assert (config['scsihw'], config['boot'], config['serial0'], config['vga']) == ('virtio-scsi-single', 'order=scsi0', 'socket', 'serial0')
     assert config['ide2'] == 'local-lvm:cloudinit'
     assert config['net0'] == 'virtio,bridge=vmbr1,tag=10'
-    assert config['ipconfig0'] == 'ip=10.0.0.5/24,gw=10.0.0.1' and config['cores'] == 2 and config['name'] == 'web'
+    assert config['ipconfig0'] == 'ip=127.0.0.5/24,gw=127.0.0.1' and config['cores'] == 2 and config['name'] == 'web'
     assert plan.actions[1].params == {'disk': 'scsi0', 'size': '32G', 'verify_size': True}
     assert plan.diff['after']['image'] == 'import of local:import/noble.qcow2'
 
@@ -292,9 +292,9 @@ def test_cloudinit_not_yet_on_the_drive_keeps_reboot_required():
 
 
 def test_cloudinit_change_on_stopped_vm_is_regenerated():
-    plan = plan_vm(spec(ip='10.0.0.6'), observed(status='stopped'))
+    plan = plan_vm(spec(ip='127.0.0.6'), observed(status='stopped'))
     assert kinds(plan) == [CONFIGURE, REGENERATE_CLOUDINIT]
-    assert plan.actions[0].params['set'] == {'ipconfig0': 'ip=10.0.0.6/24,gw=10.0.0.1'}
+    assert plan.actions[0].params['set'] == {'ipconfig0': 'ip=127.0.0.6/24,gw=127.0.0.1'}
 
 
 def test_net0_change_keeps_the_vms_mac():

@@ -57,7 +57,7 @@ def clone_plan(**declared):
 
 
 def test_a_full_clone_that_is_configured_and_started_needs_each_privilege_on_its_path():
-    plan = clone_plan(vmid=100, cores=2, ip='10.0.0.5/24', gateway='10.0.0.1')
+    plan = clone_plan(vmid=100, cores=2, ip='127.0.0.5/24', gateway='127.0.0.1')
     needs = vm_needs(plan.actions, 100, TEMPLATE)
     # SDN.Use: clone_vm checks the bridge of the template's net0 (its zone is resolved from the VNet list by require).
     assert grants(needs) == [
@@ -241,10 +241,10 @@ POOL_ONLY = {
 
 
 def test_every_need_of_a_new_vm_in_a_pool_is_met_by_the_pools_grants():
-    pooled = vm_needs(clone_plan(pool='web', cores=2, ip='10.0.0.5/24', gateway='10.0.0.1').actions, None, TEMPLATE)
+    pooled = vm_needs(clone_plan(pool='web', cores=2, ip='127.0.0.5/24', gateway='127.0.0.1').actions, None, TEMPLATE)
     assert missing(POOL_ONLY, pooled) == []
     # The same token without the pool declared: the new VM is reached through /vms only.
-    alone = vm_needs(clone_plan(cores=2, ip='10.0.0.5/24', gateway='10.0.0.1').actions, None, TEMPLATE)
+    alone = vm_needs(clone_plan(cores=2, ip='127.0.0.5/24', gateway='127.0.0.1').actions, None, TEMPLATE)
     assert sorted({grant.privilege for _item, lacking in missing(POOL_ONLY, alone) for grant in lacking}) == [
         'VM.Allocate',
         'VM.Config.CPU',

@@ -12,7 +12,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils import _restart
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import CONFIGURE, SHUTDOWN, START
 
 BOOT = 1_764_590_000
-NEW_IP = 'ip=10.0.0.6/24,gw=10.0.0.1'
+NEW_IP = 'ip=127.0.0.6/24,gw=127.0.0.1'
 
 
 def running(config, started=BOOT):
@@ -22,7 +22,7 @@ def running(config, started=BOOT):
 
 def after_report_run():
     """The config of VM 100 after a report-mode run changed its address: the new ipconfig0 and the record."""
-    plan = plan_vm(spec(ip='10.0.0.6'), running(CONVERGED))
+    plan = plan_vm(spec(ip='127.0.0.6'), running(CONVERGED))
     written = plan.actions[0].params['set']
     return {**CONVERGED, **written}, plan
 
@@ -41,27 +41,27 @@ def test_a_changed_address_of_a_running_vm_is_recorded_in_the_same_config_write(
 
 def test_the_next_run_still_reports_the_address_as_awaiting_a_restart_and_writes_nothing():
     config, _plan = after_report_run()
-    plan = plan_vm(spec(ip='10.0.0.6'), running(config, started=BOOT + 5))  # the same boot, read a little later
+    plan = plan_vm(spec(ip='127.0.0.6'), running(config, started=BOOT + 5))  # the same boot, read a little later
     assert not plan.changed and plan.actions == ()
     assert plan.reboot_required == ('ipconfig0',)
 
 
 def test_after_a_restart_nothing_awaits_and_the_record_costs_no_write():
     config, _plan = after_report_run()
-    plan = plan_vm(spec(ip='10.0.0.6'), running(config, started=BOOT + 3600))
+    plan = plan_vm(spec(ip='127.0.0.6'), running(config, started=BOOT + 3600))
     assert plan.actions == () and plan.reboot_required == ()
 
 
 def test_an_address_set_back_to_the_booted_one_awaits_nothing_and_drops_the_record():
     config, _plan = after_report_run()
-    plan = plan_vm(spec(ip='10.0.0.5'), running(config, started=BOOT + 5))
+    plan = plan_vm(spec(ip='127.0.0.5'), running(config, started=BOOT + 5))
     assert plan.reboot_required == ()
     assert plan.actions[0].params['set'] == {'ipconfig0': CONVERGED['ipconfig0'], 'description': '[puls-owner: puls-managed=100]'}
 
 
 def test_a_second_change_keeps_the_value_the_guest_booted_with():
     config, _plan = after_report_run()
-    plan = plan_vm(spec(ip='10.0.0.7'), running(config, started=BOOT + 5))
+    plan = plan_vm(spec(ip='127.0.0.7'), running(config, started=BOOT + 5))
     record = _restart.read_record(plan.actions[0].params['set']['description'])
     assert record.values == {'ipconfig0': _restart.value_hash(CONVERGED['ipconfig0'])}
     assert plan.reboot_required == ('ipconfig0',)
@@ -69,7 +69,7 @@ def test_a_second_change_keeps_the_value_the_guest_booted_with():
 
 def test_reboot_mode_restarts_and_then_drops_the_record():
     config, _plan = after_report_run()
-    plan = plan_vm(spec(ip='10.0.0.6', apply_mode='reboot'), running(config, started=BOOT + 5))
+    plan = plan_vm(spec(ip='127.0.0.6', apply_mode='reboot'), running(config, started=BOOT + 5))
     assert kinds(plan) == [SHUTDOWN, START, CONFIGURE]
     assert plan.actions[-1].params == {'set': {'description': '[puls-owner: puls-managed=100]'}, 'delete': []}
     assert plan.reboot_required == ()

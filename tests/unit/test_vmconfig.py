@@ -64,10 +64,10 @@ def spec(**params) -> VmSpec:
         ({'memory': 8}, 'memory', 'at least 16'),
         ({'vlan': 0}, 'vlan', 'from 1 to 4094'),
         ({'vlan': 4095}, 'vlan', 'from 1 to 4094'),
-        ({'ip': '10.0.0.300'}, 'ip', 'IPv4'),
-        ({'ip': '10.0.0.5/33'}, 'ip', 'CIDR'),
+        ({'ip': '127.0.0.300'}, 'ip', 'IPv4'),
+        ({'ip': '127.0.0.5/33'}, 'ip', 'CIDR'),
         ({'ip': 'fe80::1'}, 'ip', 'IPv4'),
-        ({'ip': '10.0.0.5', 'gateway': '10.0.0'}, 'gateway', 'IPv4 address'),
+        ({'ip': '127.0.0.5', 'gateway': '127.0.0'}, 'gateway', 'IPv4 address'),
         ({'machine': 'virt'}, 'machine', 'q35, i440fx'),
         ({'ssh_keys': ['not a key']}, 'ssh_keys', 'known key type'),
         ({'ssh_keys': ['ssh-dss AAAAB3NzaC1kc3M= old']}, 'ssh_keys', 'known key type'),
@@ -83,11 +83,11 @@ def spec(**params) -> VmSpec:
         ({'tags': ['-lead']}, 'tags', 'starting with'),
         ({'owner_tag': 'a b'}, 'owner_tag', 'single tag'),
         ({'user_data': '#cloud-config\n', 'ci_user': 'ops'}, 'user_data', 'ci_user'),
-        ({'user_data': '#cloud-config\n', 'ip': '10.0.0.5'}, 'user_data', 'ip'),
+        ({'user_data': '#cloud-config\n', 'ip': '127.0.0.5'}, 'user_data', 'ip'),
         ({'user_data': '#cloud-config\n', 'ssh_keys': [ED25519], 'ci_password': 'x'}, 'user_data', 'ci_password, ssh_keys'),
         ({'linked_clone': True, 'storage': 'local-lvm'}, 'linked_clone', 'drop storage'),
-        ({'ip': 'dhcp', 'gateway': '10.0.0.1'}, 'gateway', 'dhcp'),
-        ({'gateway': '10.0.0.1'}, 'gateway', 'declare ip'),
+        ({'ip': 'dhcp', 'gateway': '127.0.0.1'}, 'gateway', 'dhcp'),
+        ({'gateway': '127.0.0.1'}, 'gateway', 'declare ip'),
         ({'nameservers': ['dns.example.com']}, 'nameservers', 'IP addresses'),
         ({'bridge': 'vmbr0,firewall=1'}, 'bridge', 'bridge name'),
         ({'cpu': 'host flags'}, 'cpu', 'CPU type'),
@@ -142,7 +142,7 @@ def test_tags_are_lowercased_split_and_deduplicated():
 
 
 def test_ip_without_prefix_gets_slash_24():
-    assert spec(ip='10.0.0.5').ip == ipaddress.IPv4Interface('10.0.0.5/24')
+    assert spec(ip='127.0.0.5').ip == ipaddress.IPv4Interface('127.0.0.5/24')
 
 
 def test_placement_candidates_may_come_as_the_environment_string():
@@ -156,14 +156,14 @@ def test_unmanaged_options_stay_none_and_connection_options_are_ignored():
 
 
 def test_dns_answer_becomes_the_static_ip_and_no_answer_means_dhcp_without_gateway():
-    declared = spec(dns_domain='example.com', gateway='10.0.0.254')
-    assert declared.with_resolved_ip('10.0.0.7').ip == ipaddress.IPv4Interface('10.0.0.7/24')
+    declared = spec(dns_domain='example.com', gateway='127.0.0.254')
+    assert declared.with_resolved_ip('127.0.0.7').ip == ipaddress.IPv4Interface('127.0.0.7/24')
     assert (declared.with_resolved_ip(None).ip, declared.with_resolved_ip(None).gateway) == ('dhcp', None)
 
 
 def test_user_data_vm_ignores_the_dns_answer_for_its_cloud_init():
     declared = spec(dns_domain='example.com', user_data='#cloud-config\n')
-    assert declared.with_resolved_ip('10.0.0.7') is declared
+    assert declared.with_resolved_ip('127.0.0.7') is declared
 
 
 # Rendering the declared options as PVE config values.
@@ -184,16 +184,16 @@ def test_new_net0_is_virtio_on_vmbr0_and_leaves_the_mac_to_pve():
 
 
 def test_ipconfig0_gets_slash_24_and_gateway_dot_1_by_default():
-    assert desired_config(spec(ip='10.8.10.83'), {})['ipconfig0'] == 'ip=10.8.10.83/24,gw=10.8.10.1'
+    assert desired_config(spec(ip='127.8.10.83'), {})['ipconfig0'] == 'ip=127.8.10.83/24,gw=127.8.10.1'
 
 
 def test_ipconfig0_uses_declared_prefix_and_gateway_and_keeps_ip6():
     current = 'ip=dhcp,ip6=auto'
-    assert desired_config(spec(ip='10.8.0.9/16', gateway='10.8.0.254'), {'ipconfig0': current})['ipconfig0'] == 'ip=10.8.0.9/16,gw=10.8.0.254,ip6=auto'
+    assert desired_config(spec(ip='127.8.0.9/16', gateway='127.8.0.254'), {'ipconfig0': current})['ipconfig0'] == 'ip=127.8.0.9/16,gw=127.8.0.254,ip6=auto'
 
 
 def test_ipconfig0_dhcp_drops_the_old_gateway():
-    assert desired_config(spec(ip='DHCP'), {'ipconfig0': 'ip=10.0.0.5/24,gw=10.0.0.1'})['ipconfig0'] == 'ip=dhcp'
+    assert desired_config(spec(ip='DHCP'), {'ipconfig0': 'ip=127.0.0.5/24,gw=127.0.0.1'})['ipconfig0'] == 'ip=dhcp'
 
 
 def test_machine_i440fx_is_written_pc_and_q35_as_q35():
@@ -260,7 +260,7 @@ def test_booleans_and_integers_are_written_as_pve_stores_them():
         ('tags', 'Web,puls-managed web', 'puls-managed;web'),
         ('sshkeys', quote(f'{ED25519}\n{RSA}\n', safe=''), quote(f'{RSA}\n{ED25519}', safe='')),
         ('sshkeys', quote(f'  {ED25519}\n\n', safe=''), quote(ED25519, safe='')),
-        ('ipconfig0', 'gw=10.0.0.1,ip=10.0.0.5/24', 'ip=10.0.0.5/24,gw=10.0.0.1'),
+        ('ipconfig0', 'gw=127.0.0.1,ip=127.0.0.5/24', 'ip=127.0.0.5/24,gw=127.0.0.1'),
         ('net0', 'virtio=bc:24:11:aa:bb:cc,bridge=vmbr0', 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr0'),
         ('net0', 'bridge=vmbr0,virtio=BC:24:11:AA:BB:CC', 'model=virtio,macaddr=BC:24:11:AA:BB:CC,bridge=vmbr0'),
         ('machine', 'pc-q35-9.0', 'q35'),
@@ -287,7 +287,7 @@ def test_equal_values_in_different_forms_compare_equal(key, observed, desired):
         ('machine', None, 'q35'),
         ('nameserver', '9.9.9.9 1.1.1.1', '1.1.1.1 9.9.9.9'),
         ('cipassword', None, 'secret'),
-        ('ipconfig0', 'ip=dhcp', 'ip=10.0.0.5/24,gw=10.0.0.1'),
+        ('ipconfig0', 'ip=dhcp', 'ip=127.0.0.5/24,gw=127.0.0.1'),
     ],
 )
 def test_different_values_compare_different(key, observed, desired):
