@@ -6,9 +6,9 @@ names of its own (prefix cSEED-), over the dimensions users combine, and what th
 Dimensions (DIMENSIONS): the case's template (none, new, current, stale); each VM's source (an existing template, the
 case's template declared and maybe unbuilt, a cloud image that pve_isos downloads in the same run, an import volume
 already on the storage); its address (static, DNS, DHCP); user_data; provision files; replace; absent; protected;
-prune (a case of its own lab); foreign and protected guests present; the starting cluster (empty, partly converged,
-drifted). Cases without prune are packed several to one lab; a prune case prunes every owned guest its lab's
-inventory does not declare, so it has a lab of its own.
+prune; foreign and protected guests present; the starting cluster (empty, partly converged, drifted). Cases
+without prune are packed several to one lab; a prune case prunes every owned guest its lab's inventory does not
+declare, so it shares a lab only with other prune cases.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def generate(seed, prune=None):
     rng = random.Random(seed)
     template = rng.choice(TEMPLATES)
     start = rng.choice(STARTS)
-    # A prune case needs a lab of its own: one seed in 16.
+    # A prune case shares a lab only with other prune cases: one seed in 16.
     prune = seed % 16 == 0 if prune is None else prune
     sources = [source for source in SOURCES if source != 'declared-template' or template != 'none']
     vms = []

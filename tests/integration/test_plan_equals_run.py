@@ -208,7 +208,8 @@ def test_the_plan_examples_of_the_docs_are_what_the_documented_fleet_prints(lab,
 
 # ------------------------------------------------------------------------------------------- generated fleets
 # The fixed seeds `make test` runs (they cover every dimension of fleetgen.DIMENSIONS, which a test checks); `make
-# plan-fuzz SEEDS="1 2 3"` runs others (PULS_PLAN_SEEDS). Cases without prune share a lab, PACK at a time.
+# plan-fuzz SEEDS="1 2 3"` runs others (PULS_PLAN_SEEDS). Cases share a lab, PACK at a time: those without prune, and
+# apart from them those with prune (which prunes only the owned guests no case of its pack declares).
 FIXED_SEEDS = tuple(range(1, 33))
 PACK = 10
 
@@ -220,8 +221,8 @@ def seeds():
 
 def packs(chosen):
     cases = [fleetgen.generate(seed) for seed in chosen]
-    shared = [case for case in cases if not case.prune]
-    return [shared[index : index + PACK] for index in range(0, len(shared), PACK)] + [[case] for case in cases if case.prune]
+    groups = [[case for case in cases if case.prune is prune] for prune in (False, True)]
+    return [group[index : index + PACK] for group in groups for index in range(0, len(group), PACK)]
 
 
 def test_the_fixed_seeds_cover_every_dimension_of_the_generator():
