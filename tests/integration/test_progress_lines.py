@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 
 import lab_vms
 import pytest
@@ -138,3 +139,20 @@ def test_the_waits_for_a_slow_machines_ssh_port_and_cloud_init_show_the_time_ela
     waited = [r['result'] for r in run.results if r['task'].endswith(' : Wait for cloud-init to finish')]
     assert [(r['rc'], r['changed']) for r in waited] == [(0, False)] and 'status: done' in waited[0]['stdout']
     assert not [r for r in run.results if r['result'].get('warnings')]
+
+
+def test_a_wait_for_another_runs_lease_shows_the_lease_the_run_holding_it_and_the_time_elapsed(lab, tmp_path):
+    # Another run holds the lease on golden's build for the next 15 minutes; this one waits 5 s for it, then gives up.
+    expires = int(time.time()) + 900
+    lab.call(lambda: lab.pve.node_configs.setdefault('pve1', {}).update(description=['[puls-leases: template/golden=other-run@elsewhere:%d]' % expires]))
+    lease = {'key': 'template/golden', 'run_id': 'this-run', 'wait': 5, 'wait_delay': 1}
+    run = run_playbook(tmp_path, play({'name': 'Lease', 'puls.proxmox.pve_lease': lease}, pve_progress=True, pve_progress_interval=1), lab.env)
+    assert run.rc == 0, run.stdout + run.stderr
+
+    line = r'^localhost: waiting for the lease template/golden, held by run other-run on controller elsewhere \[(\d+)s elapsed\]$'
+    elapsed = [int(s) for s in re.findall(line, run.stdout, re.M)]
+    assert len(elapsed) >= 3 and elapsed == sorted(elapsed), run.stdout
+    refused = run.one('Lease')
+    assert not refused['acquired'] and not refused['changed'] and refused['held_by']['run_id'] == 'other-run'
+    assert refused['waited'] >= 5
+
