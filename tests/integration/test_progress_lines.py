@@ -22,6 +22,11 @@ DOWNLOAD_LINE = re.compile(
     r'\[(\d+)s elapsed\]$',
     re.MULTILINE,
 )
+UPLOAD_LINE = re.compile(
+    r'^localhost: uploading big\.iso \(33554432 bytes\) to storage local of node pve1: ([\d.]+) MiB of 32\.0 MiB, ([\d.]+)%, '
+    r'([\d.]+ [KMG]iB/s) \[(\d+)s elapsed\]$',
+    re.MULTILINE,
+)
 CLONE_LINE = re.compile(r'^localhost: cloning VM 9017 on pve1 as slow1: ([\d.]+)%, ([\d.]+ [KMG]iB/s) \[(\d+)s elapsed\]$', re.MULTILINE)
 STALL = re.compile(
     r'^localhost: downloading \S+ to storage local of node pve1 as hung\.iso: stalled: no progress for (\d+)s at '
@@ -156,3 +161,20 @@ def test_a_wait_for_another_runs_lease_shows_the_lease_the_run_holding_it_and_th
     assert not refused['acquired'] and not refused['changed'] and refused['held_by']['run_id'] == 'other-run'
     assert refused['waited'] >= 5
 
+
+@pytest.mark.lab(time_scale=1)
+def test_an_upload_shows_the_bytes_sent_of_the_total_the_percentage_and_the_rate(lab, tmp_path):
+    # The lab reads the upload's body at 6 MiB per second (a lab knob, tests/lab/pve/transfer.py): 32 MiB take over 5 s.
+    lab.pve.upload_rate = 6 << 20
+    (tmp_path / 'big.iso').write_bytes(bytes(range(256)) * (128 << 10))
+    upload = {'node': 'pve1', 'filename': 'big.iso', 'src': str(tmp_path / 'big.iso')}
+    run = run_playbook(tmp_path, play({'name': 'Upload', 'puls.proxmox.pve_iso': upload}, pve_progress=True, pve_progress_interval=1), lab.env)
+    assert run.rc == 0, run.stdout + run.stderr
+
+    uploads = UPLOAD_LINE.findall(run.stdout)
+    assert len(uploads) >= 3, run.stdout
+    sent = [float(found[0]) for found in uploads]
+    percents = [float(found[1]) for found in uploads]
+    assert sent == sorted(sent) and percents == sorted(percents) and percents[0] < percents[-1] <= 100
+    assert all(abs(mib / 32 * 100 - percent) < 0.5 for mib, percent in zip(sent, percents))
+    assert lab.volume_bytes('local:iso/big.iso') == (tmp_path / 'big.iso').read_bytes()
