@@ -15,6 +15,7 @@ import lab_vms
 import pytest
 from integration.playbooks import run_playbook
 from lab import images
+from lab.images import qcow2
 
 TOOLS_ISO = images.seed_files()['lab-tools.iso']
 DOWNLOAD_LINE = re.compile(
@@ -28,6 +29,7 @@ UPLOAD_LINE = re.compile(
     re.MULTILINE,
 )
 CLONE_LINE = re.compile(r'^localhost: cloning VM 9017 on pve1 as slow1: ([\d.]+)%, ([\d.]+ [KMG]iB/s) \[(\d+)s elapsed\]$', re.MULTILINE)
+IMPORT_LINE = re.compile(r'^localhost: creating VM imp1 on pve1: ([\d.]+)%, ([\d.]+ [KMG]iB/s) \[(\d+)s elapsed\]$', re.MULTILINE)
 STALL = re.compile(
     r'^localhost: downloading \S+ to storage local of node pve1 as hung\.iso: stalled: no progress for (\d+)s at '
     r'(\d+)% \(\d+s elapsed\); look at PVE task (UPID:pve1:[0-9A-F:]+:download:hung\.iso:[^ ]+:) \(its log: '
@@ -40,15 +42,24 @@ def play(*tasks, **variables):
     return [{'name': 'Long waits', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'vars': variables, 'tasks': list(tasks)}]
 
 
+@pytest.mark.slow(minutes=2)
 @pytest.mark.lab(time_scale=1, clone_secs=30)
-def test_a_60_s_download_and_a_30_s_clone_show_progress_lines_with_percentages(lab, tmp_path):
-    lab.pve.download_secs = 60
+def test_a_60_s_download_a_30_s_clone_and_a_12_s_disk_import_show_progress_lines_with_percentages(lab, tmp_path):
+    lab.pve.download_secs, lab.pve.import_secs = 60, 12
+
+    def cloud_image():
+        lab.pve.store_file('local', 'noble.qcow2', 4 << 20, content='import')
+        lab.pve.volume_data['local:import/noble.qcow2'] = qcow2(3584 << 20)
+
+    lab.call(cloud_image)
     url, _sums = lab.serve('tools.iso', TOOLS_ISO)
+    imported = {'name': 'imp1', 'vmid': 131, 'image': 'local:import/noble.qcow2', 'storage': 'local-lvm', 'node': 'pve1'}
     run = run_playbook(
         tmp_path,
         play(
             {'name': 'Download', 'puls.proxmox.pve_iso': {'node': 'pve1', 'filename': 'tools.iso', 'url': url}},
             {'name': 'Clone', 'puls.proxmox.pve_vm': {'name': 'slow1', 'vmid': 130, 'image': 9017, 'node': 'pve1'}},
+            {'name': 'Import', 'puls.proxmox.pve_vm': imported},
             pve_progress=True,
         ),
         lab.env,
@@ -66,6 +77,12 @@ def test_a_60_s_download_and_a_30_s_clone_show_progress_lines_with_percentages(l
     clones = CLONE_LINE.findall(run.stdout)
     assert len(clones) >= 3, run.stdout
     percents = [float(found[0]) for found in clones]
+    assert percents == sorted(percents) and percents[0] < percents[-1] < 100
+
+    # The disk copy of import-from is logged as a full clone's (qemu-server Qemu.pm create_disks -> clone_disk).
+    imports = IMPORT_LINE.findall(run.stdout)
+    assert len(imports) >= 2, run.stdout
+    percents = [float(found[0]) for found in imports]
     assert percents == sorted(percents) and percents[0] < percents[-1] < 100
     assert 'stalled' not in run.stdout and not [r for r in run.results if r['result'].get('warnings')]
 
