@@ -72,7 +72,7 @@ options:
     description:
       - Seconds to wait, with O(state=acquired), while another live run holds the lease; V(0) answers at once.
       - Out of time, the result is as without waiting (RV(acquired) false, RV(held_by) the run that holds it).
-      - In check mode it waits too (reading only): the answer is then the one the real run would get.
+      - In check mode it waits too (reading only), so that the answer is the one the real run would get.
     type: int
     default: 0
   wait_delay:

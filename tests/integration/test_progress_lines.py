@@ -163,20 +163,30 @@ def test_the_waits_for_a_slow_machines_ssh_port_and_cloud_init_show_the_time_ela
     assert not [r for r in run.results if r['result'].get('warnings')]
 
 
-def test_a_wait_for_another_runs_lease_shows_the_lease_the_run_holding_it_and_the_time_elapsed(lab, tmp_path):
-    # Another run holds the lease on golden's build for the next 15 minutes; this one waits 5 s for it, then gives up.
+def test_the_waits_for_another_runs_lease_and_its_build_show_what_is_waited_for_and_the_time_elapsed(lab, tmp_path):
+    # Another run holds the lease on golden's build for the next 15 minutes, and its build VM golden-build exists.
     expires = int(time.time()) + 900
     lab.call(lambda: lab.pve.node_configs.setdefault('pve1', {}).update(description=['[puls-leases: template/golden=other-run@elsewhere:%d]' % expires]))
+    api = lab_vms.client(lab)
+    api.run_task('POST', '/nodes/pve1/qemu/9017/clone', newid=150, name='golden-build')
+    api.put('/nodes/pve1/qemu/150/config', tags='puls-building;puls-managed')
+    # This run waits 5 s for each, then gives up.
     lease = {'key': 'template/golden', 'run_id': 'this-run', 'wait': 5, 'wait_delay': 1}
-    run = run_playbook(tmp_path, play({'name': 'Lease', 'puls.proxmox.pve_lease': lease}, pve_progress=True, pve_progress_interval=1), lab.env)
+    query = {'name': 'golden', 'wait': 5, 'wait_delay': 1}
+    tasks = {'name': 'Lease', 'puls.proxmox.pve_lease': lease}, {'name': 'Template', 'puls.proxmox.pve_template': query}
+    run = run_playbook(tmp_path, play(*tasks, pve_progress=True, pve_progress_interval=1), lab.env)
     assert run.rc == 0, run.stdout + run.stderr
 
-    line = r'^localhost: waiting for the lease template/golden, held by run other-run on controller elsewhere \[(\d+)s elapsed\]$'
-    elapsed = [int(s) for s in re.findall(line, run.stdout, re.M)]
-    assert len(elapsed) >= 3 and elapsed == sorted(elapsed), run.stdout
+    for line in (
+        r'waiting for the lease template/golden, held by run other-run on controller elsewhere',
+        r'waiting for another build of template golden to end: build VM golden-build \(150 on pve1\)',
+    ):
+        elapsed = [int(s) for s in re.findall(r'^localhost: %s \[(\d+)s elapsed\]$' % line, run.stdout, re.M)]
+        assert len(elapsed) >= 3 and elapsed == sorted(elapsed), run.stdout
     refused = run.one('Lease')
-    assert not refused['acquired'] and not refused['changed'] and refused['held_by']['run_id'] == 'other-run'
-    assert refused['waited'] >= 5
+    assert not refused['acquired'] and not refused['changed'] and refused['held_by']['run_id'] == 'other-run' and refused['waited'] >= 5
+    building = run.one('Template')
+    assert building['building'] == {'vmid': 150, 'node': 'pve1', 'name': 'golden-build'} and building['waited'] >= 5
 
 
 @pytest.mark.lab(time_scale=1)
