@@ -4,7 +4,7 @@
 
 Built on proxmoxer's https backend for what it does well: PVE's authentication on the wire (API
 token header; ticket login, ticket cookie, CSRF header, age-based ticket renewal) and its requests
-session (keep-alive, streamed multipart uploads). Its resource layer (ProxmoxAPI().nodes(...).get())
+session (keep-alive; uploads are streamed through it by UploadBody). Its resource layer (ProxmoxAPI().nodes(...).get())
 is not used: it raises without saying what was being done, lets raw requests exceptions through,
 logs request bodies (cipassword included) at INFO level, and cannot tell a failure that is safe to
 retry from one that is not. Those are this client's job, per request:
@@ -219,10 +219,10 @@ class UploadBody:
 
     CHUNK = 1 << 16
 
-    def __init__(self, parts, on_sent=None):
+    def __init__(self, parts, on_sent=None, boundary=None):
         from urllib3.fields import RequestField  # imported with requests (MISSING_LIBRARY covers it)
 
-        boundary = binascii.hexlify(os.urandom(16)).decode('ascii')
+        boundary = boundary or binascii.hexlify(os.urandom(16)).decode('ascii')
         self.content_type = 'multipart/form-data; boundary=%s' % boundary
         pieces, self._file = [], (0, 0)
         for name, (filename, value, *content_type) in parts:
