@@ -4,7 +4,7 @@
 
 Built on proxmoxer's https backend for what it does well: PVE's authentication on the wire (API
 token header; ticket login, ticket cookie, CSRF header, age-based ticket renewal) and its requests
-session (keep-alive, streamed multipart uploads). Its resource layer (ProxmoxAPI().nodes(...).get())
+session (keep-alive; uploads are streamed through it by UploadBody). Its resource layer (ProxmoxAPI().nodes(...).get())
 is not used: it raises without saying what was being done, lets raw requests exceptions through,
 logs request bodies (cipassword included) at INFO level, and cannot tell a failure that is safe to
 retry from one that is not. Those are this client's job, per request:
@@ -20,6 +20,8 @@ retry from one that is not. Those are this client's job, per request:
 
 from __future__ import annotations
 
+import binascii
+import functools
 import os
 import random
 import re
@@ -67,6 +69,8 @@ DEFAULT_LOCK_TIMEOUT = 300
 GATEWAY_STATUSES = (502, 503, 504)
 # After a create lost its answer, PVE's worker needs a moment to write the new config before we look for it.
 CREATE_SETTLE_SECONDS = 2.0
+# Seconds between two progress notes of an upload's bytes sent.
+UPLOAD_NOTE_EVERY = 0.5
 
 
 @dataclass(frozen=True)
@@ -205,6 +209,67 @@ def upload_parts(filename, data, content, checksum=None):
     return parts + [('filename', (filename, data, 'application/octet-stream'))]
 
 
+class UploadBody:
+    """A multipart body (the parts of upload_parts) that requests sends as it is read, in chunks, telling
+    on_sent(file bytes sent, file bytes) as the file part goes out; the bytes are not copied into one body.
+
+    The parts are laid out as urllib3's encode_multipart_formdata lays them out (which requests uses for ``files=``):
+    each ``--BOUNDARY`` line, the part's headers (RequestField.render_headers), its value and CRLF, then
+    ``--BOUNDARY--``. It has a length, so that requests sends it with a Content-Length, as pve-http-server needs."""
+
+    CHUNK = 1 << 16
+
+    def __init__(self, parts, on_sent=None, boundary=None):
+        from urllib3.fields import RequestField  # imported with requests (MISSING_LIBRARY covers it)
+
+        boundary = boundary or binascii.hexlify(os.urandom(16)).decode('ascii')
+        self.content_type = 'multipart/form-data; boundary=%s' % boundary
+        pieces, self._file = [], (0, 0)
+        for name, (filename, value, *content_type) in parts:
+            field = RequestField(name=name, data=value, filename=filename)
+            field.make_multipart(content_type=content_type[0] if content_type else None)
+            pieces.append(('--%s\r\n' % boundary).encode('latin-1') + field.render_headers().encode('latin-1'))
+            value = value.encode('utf-8') if isinstance(value, str) else value
+            if filename is not None:
+                self._file = (sum(len(piece) for piece in pieces), len(value))
+            pieces += [value, b'\r\n']
+        pieces.append(('--%s--\r\n' % boundary).encode('latin-1'))
+        self._pieces = [memoryview(piece) for piece in pieces]
+        self.total = sum(len(piece) for piece in self._pieces)
+        self.sent = 0
+        self._index = self._offset = 0
+        self._on_sent = on_sent
+
+    def __len__(self):
+        return self.total
+
+    def __iter__(self):
+        while True:
+            chunk = self.read(self.CHUNK)
+            if not chunk:
+                return
+            yield chunk
+
+    def read(self, size=-1):
+        """Up to size bytes (all that is left for a negative size) of the body from where the last read ended."""
+        size = self.total - self.sent if size is None or size < 0 else size
+        out = []
+        while size > 0 and self._index < len(self._pieces):
+            piece = self._pieces[self._index]
+            part = piece[self._offset : self._offset + size]
+            out.append(part)
+            size -= len(part)
+            self._offset += len(part)
+            if self._offset >= len(piece):
+                self._index, self._offset = self._index + 1, 0
+        data = b''.join(out)
+        self.sent += len(data)
+        if data and self._on_sent is not None:
+            start, length = self._file
+            self._on_sent(min(max(self.sent - start, 0), length), length)
+        return data
+
+
 class _Failure(Exception):
     """One failed HTTP exchange (or login), secrets already redacted. sent=False: PVE certainly did nothing."""
 
@@ -321,6 +386,22 @@ class PveClient:
         """
         return self._call('POST', api_path, {}, context, idempotent=True, files=upload_parts(filename, data, content, checksum))
 
+    def _upload_body(self, files, context):
+        """The streamed body of an upload; with progress notes asked for, the bytes sent are noted (at most every
+        UPLOAD_NOTE_EVERY seconds, and when all are sent) under what is being done."""
+        progress = self.progress
+        if progress is None:
+            return UploadBody(files)
+        last = [None]
+
+        def on_sent(sent, total):
+            moment = time.monotonic()
+            if sent >= total or last[0] is None or moment - last[0] >= UPLOAD_NOTE_EVERY:
+                last[0] = moment
+                progress.note(context, sent=sent, total=total)
+
+        return UploadBody(files, on_sent)
+
     # ------------------------------------------------------------------ tasks and waits
 
     def run_task(self, method, api_path, /, *, context=None, task_timeout=DEFAULT_TASK_TIMEOUT, idempotent=False, **params):
@@ -431,7 +512,7 @@ class PveClient:
             try:
                 if self._session is None:
                     self._open_session()
-                return self._exchange(method, path, url, form, files)
+                return self._exchange(method, path, url, form, files, context)
             except _Failure as failure:
                 if failure.status == 401 and self.credential.password and not (renewed or failure.login):
                     # The ticket expired or was revoked: log in again, once.
@@ -511,13 +592,19 @@ class PveClient:
                 self._redact.add(secret)
         self._session = backend.get_session()
 
-    def _exchange(self, method, path, url, form, files=None):
+    def _exchange(self, method, path, url, form, files=None, context=None):
         where = {'params': form} if method in ('GET', 'DELETE') else {'data': form}
+        send = self._session.request
         if files:
-            where['files'] = files
+            # Streamed (UploadBody), through requests' own Session.request: proxmoxer's takes only a dict as data. The
+            # session's auth (API token header; ticket renewal and CSRF header) applies as to every request, and the
+            # ticket cookie is given as proxmoxer gives it.
+            body = self._upload_body(files, context)
+            where = {'data': body, 'headers': {'Content-Type': body.content_type}, 'cookies': self._session.auth.get_cookies()}
+            send = functools.partial(requests.Session.request, self._session)
         try:
             with _no_insecure_request_warnings():
-                response = self._session.request(method, url, verify=self._verify, timeout=self.timeout, **where)
+                response = send(method, url, verify=self._verify, timeout=self.timeout, **where)
         except AuthenticationError as exc:
             # proxmoxer renews a ticket older than an hour before the request; that renewal failed.
             self._record('POST', '/access/ticket', 401)

@@ -6,6 +6,10 @@ The lease node is the lowest-named online node (``GET /nodes``). Every acquire, 
 compare-and-swap: the notes are written with the digest of the read (``PUT /nodes/{node}/config``,
 pve-manager PVE/API2/NodeConfig.pm), and on PVE's "detected modified configuration" read and decided
 again, so two runs never both take one lease. Reading needs Sys.Audit on /, writing Sys.Modify on /.
+
+A lease another live run holds is waited for when asked (``wait`` seconds): read again every ``wait_delay`` seconds
+until this run gets it, the holder lets it go or expires, or the time is up; each look is noted for the action plugin
+(module_utils/_progress.py), which shows what is waited for, the run holding it and the time elapsed.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ ARGUMENT_SPEC = {
     'run_id': {'type': 'str', 'required': True},
     'state': {'type': 'str', 'choices': [ACQUIRED, RELEASED], 'default': ACQUIRED},
     'ttl': {'type': 'int', 'default': 900},
+    'wait': {'type': 'int', 'default': 0},
+    'wait_delay': {'type': 'int', 'default': 10},
 }
 
 
@@ -38,12 +44,25 @@ class LeaseRequest:
     run_id: str
     state: str
     ttl: int
+    wait: int = 0
+    wait_delay: int = 10
 
     @classmethod
     def from_params(cls, params):
         if params['ttl'] < 1:
             raise ValueError(f'ttl is {params["ttl"]}: give the lease\'s lifetime in seconds, at least 1')
-        return cls(_lease_plan.validate_key(params['key']), _lease_plan.validate_run_id(params['run_id']), params['state'], params['ttl'])
+        if params.get('wait', 0) < 0:
+            raise ValueError(f'wait is {params["wait"]}: give the seconds to wait for the lease, 0 not to wait')
+        if params.get('wait_delay', 10) < 1:
+            raise ValueError(f'wait_delay is {params["wait_delay"]}: give the seconds between two looks at the lease, at least 1')
+        return cls(
+            _lease_plan.validate_key(params['key']),
+            _lease_plan.validate_run_id(params['run_id']),
+            params['state'],
+            params['ttl'],
+            params.get('wait', 0),
+            params.get('wait_delay', 10),
+        )
 
 
 def _pause(attempt: int) -> None:
@@ -51,8 +70,28 @@ def _pause(attempt: int) -> None:
     time.sleep(random.uniform(0.02, 0.1) * attempt)
 
 
-def reconcile(client, request: LeaseRequest, check_mode: bool, now=time.time, hostname=socket.gethostname) -> dict:
-    """Acquire (or renew) or release request.key for request.run_id; the module's result."""
+def reconcile(client, request: LeaseRequest, check_mode: bool, now=time.time, hostname=socket.gethostname, sleep=time.sleep) -> dict:
+    """Acquire (or renew) or release request.key for request.run_id, waiting up to request.wait seconds while another
+    live run holds it; the module's result, with the seconds waited (waited)."""
+    started = now()
+    progress = getattr(client, 'progress', None)
+    while True:
+        result = _reconcile_once(client, request, check_mode, now, hostname)
+        waited = now() - started
+        holder = result['held_by']
+        left = request.wait - waited
+        if request.state != ACQUIRED or result['acquired'] or holder is None or left <= 0:
+            return dict(result, waited=int(waited))
+        if progress is not None:
+            progress.note(
+                f'waiting for the lease {request.key}, held by run {holder["run_id"]} on controller {holder["controller"]}',
+                started=started,
+            )
+        sleep(min(request.wait_delay, left))
+
+
+def _reconcile_once(client, request: LeaseRequest, check_mode: bool, now, hostname) -> dict:
+    """One look at the lease: acquire (or renew) or release it; the module's result."""
     node = _lease_plan.lease_node(client.get('/nodes', context='listing the nodes of the cluster'))
     if node is None:
         raise PveApiError(f'no node of the cluster is online to keep the lease {request.key} in its notes')

@@ -145,14 +145,18 @@ def wait_power_state(client, node, vmid, wanted, deadline, context, guest_type=Q
     """Wait until guest vmid's ``status/current`` shows ``wanted`` ('running' or 'stopped'), up to ``deadline``
     (time.monotonic()); return that status. A power task of a VM that HA manages only queues a request to the HA
     manager (qemu-server PVE/API2/Qemu.pm vm_start, vm_stop, vm_shutdown: ``hastart``/``hastop`` tasks) and ends
-    before the VM changes state; any other power task ends with the state reached, and one read shows it."""
+    before the VM changes state; any other power task ends with the state reached, and one read shows it. With
+    client.progress, each read that finds another state is noted, for the action plugin's progress line."""
     path = guest_path(node, vmid, '/status/current', guest_type)
     what = noun(guest_type)
     status = {}
+    progress = getattr(client, 'progress', None)
     for _poll in _polls(deadline):
         status = client.get(path, context=f'reading the status of {what} {vmid} on {node}')
         if status.get('status') == wanted:
             return status
+        if progress is not None:
+            progress.note(f'{context}: waiting for {what} {vmid} on {node} to be {wanted}')
     ha = status.get('ha') or {}
     managed = str(ha.get('managed', 0)) in ('1', 'True', 'true')
     how = (

@@ -24,6 +24,7 @@ judges a repeated power action or destroy by the VM's state.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,14 +43,14 @@ _BASE_IN_USE = 'is still in use by linked clone'
 DESTROY_PARAMS = {'purge': 1, 'destroy-unreferenced-disks': 1}
 
 
-def reconcile(client, request: _template_plan.TemplateRequest, check_mode: bool = False) -> dict:
+def reconcile(client, request: _template_plan.TemplateRequest, check_mode: bool = False, now=time.time, sleep=time.sleep) -> dict:
     """The module's run for ``request``; returns the result dict. SpecError for what the user must change."""
+    if request.state == 'present':
+        return wait_for_build(client, request, now, sleep)
     resources = client.cluster_vms()
     if request.state == 'converted':
         return convert(client, request, resources, check_mode)
     found = _template_plan.find_template(resources, request.name, request.vmid)
-    if request.state == 'present':
-        return query(client, request, resources, found)
     if request.state == 'retired':
         return retire(client, request, found, check_mode)
     return remove(client, request, resources, found, check_mode)
@@ -107,6 +108,25 @@ def image_identity(client, spec, resources, template_vmid=None) -> tuple[str | N
 
 
 # ---------------------------------------------------------------------------------------------- present
+
+
+def wait_for_build(client, request, now=time.time, sleep=time.sleep) -> dict:
+    """query's answer once no build of the template runs, asked again every request.wait_delay seconds for at most
+    request.wait seconds (the last answer when the time is up), with the seconds waited; each look at a running build
+    is noted for the action plugin's progress line."""
+    started = now()
+    progress = getattr(client, 'progress', None)
+    while True:
+        resources = client.cluster_vms()
+        result = query(client, request, resources, _template_plan.find_template(resources, request.name, request.vmid))
+        waited = now() - started
+        build, left = result['building'], request.wait - waited
+        if build is None or left <= 0:
+            return dict(result, waited=int(waited))
+        if progress is not None:
+            what = f'waiting for another build of template {request.name} to end: build VM {build["name"]} ({build["vmid"]} on {build["node"]})'
+            progress.note(what, started=started)
+        sleep(min(request.wait_delay, left))
 
 
 def query(client, request, resources, found) -> dict:

@@ -96,6 +96,8 @@ class TemplateRequest:
     owner_tag: str = DEFAULT_OWNER_TAG
     shutdown_timeout: int | None = None  # the module's defaults: pve_vm's and the client's task timeout
     timeout: int | None = None
+    wait: int = 0  # seconds to wait while a build runs (state present)
+    wait_delay: int = 10
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> TemplateRequest:
@@ -119,7 +121,12 @@ class TemplateRequest:
             for option in ('name', 'vmid', 'owner_tag', 'shutdown_timeout', 'timeout')
             if params.get(option) is not None
         }
-        return cls(state=state, spec=spec, provision_hashes=None if hashes is None else dict(hashes), **checked)
+        wait, wait_delay = params.get('wait') or 0, params.get('wait_delay') or 10
+        if wait < 0:
+            raise SpecError('wait', f'is {wait}: give the seconds to wait while another run builds the template, 0 not to wait')
+        if wait_delay < 1:
+            raise SpecError('wait_delay', f'is {wait_delay}: give the seconds between two looks, at least 1')
+        return cls(state=state, spec=spec, provision_hashes=None if hashes is None else dict(hashes), wait=wait, wait_delay=wait_delay, **checked)
 
 
 def check_spec(spec: Any) -> None:

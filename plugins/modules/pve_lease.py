@@ -20,7 +20,9 @@ description:
   - >-
     O(state=acquired) takes the lease for O(run_id) until O(ttl) seconds from now, or renews it when O(run_id) already
     holds it. A lease another run holds and that has not expired is not taken: the result says who holds it
-    (RV(held_by)) and the task does not fail, so a task can wait with C(until). An expired lease is taken over
+    (RV(held_by)) and the task does not fail. With O(wait), the module waits for it first, looking again every
+    O(wait_delay) seconds; meanwhile its action plugin shows a progress line naming the lease, the run that holds it
+    and the time elapsed (C(pve_progress), as for the other modules' waits). An expired lease is taken over
     (RV(taken_over) names the run that held it).
   - O(state=released) drops the lease when O(run_id) holds it; another run's lease is never dropped.
   - >-
@@ -66,6 +68,18 @@ options:
       - Seconds the lease lasts from now, with O(state=acquired). Renew it before it expires while the work goes on.
     type: int
     default: 900
+  wait:
+    description:
+      - Seconds to wait, with O(state=acquired), while another live run holds the lease; V(0) answers at once.
+      - Out of time, the result is as without waiting (RV(acquired) false, RV(held_by) the run that holds it).
+      - In check mode it waits too (reading only), so that the answer is the one the real run would get.
+    type: int
+    default: 0
+  wait_delay:
+    description:
+      - Seconds between two looks at the lease while waiting (O(wait)).
+    type: int
+    default: 10
 notes:
   - Reading the leases needs C(Sys.Audit) on C(/); writing them needs C(Sys.Modify) on C(/), checked before the write
     (pve-manager C(PVE/API2/NodeConfig.pm)).
@@ -78,16 +92,16 @@ seealso:
 '''
 
 EXAMPLES = r'''
-- name: Take the lease on the build of web-golden, waiting while another run holds it
+- name: Take the lease on the build of web-golden, waiting up to 10 minutes while another run holds it
   puls.proxmox.pve_lease:
     key: template/web-golden
     run_id: "{{ run_id }}"
     ttl: 900
+    wait: 600
+    wait_delay: 10
   delegate_to: localhost
   register: lease
-  until: lease.acquired
-  retries: 60
-  delay: 10
+  failed_when: not lease.acquired
 
 - name: Ask, without taking it, whether another run holds the lease on web1's creation
   puls.proxmox.pve_lease:
@@ -160,6 +174,11 @@ taken_over:
   returned: success
   type: dict
   sample: {run_id: 0c1d2e3f4a5b, controller: laptop, expires: 1764620034, expires_in: -788}
+waited:
+  description: Seconds the module waited for the lease (O(wait)); 0 when it did not wait.
+  returned: success
+  type: int
+  sample: 42
 others:
   description: Every live lease other runs hold, by key, each as RV(held_by) describes it.
   returned: success

@@ -101,6 +101,19 @@ options:
       - Seconds to wait for each PVE task (shutdown beyond O(shutdown_timeout), conversion, destroy).
     type: int
     default: 600
+  wait:
+    description:
+      - Seconds to wait, with O(state=present), while a build of template O(name) runs (RV(building)); the template
+        is asked for again every O(wait_delay) seconds until no build runs or the time is up; V(0) answers at once.
+      - Meanwhile the action plugin shows a progress line naming the build VM and the time elapsed (C(pve_progress)).
+      - Out of time, the result is the last answer, with RV(building) still set.
+    type: int
+    default: 0
+  wait_delay:
+    description:
+      - Seconds between two looks while waiting (O(wait)).
+    type: int
+    default: 10
 notes:
   - Linked clones are found by the base volume names in the configs of all other VMs of the cluster
     (C(base-VMID-disk-N/...)), which takes one read per VM. On a storage whose volume names do not show the base,
@@ -184,6 +197,11 @@ spec_hash:
   returned: when O(spec) is given and O(state) is V(present) or V(converted)
   type: str
   sample: 9e107d9d372b
+waited:
+  description: Seconds waited for another build of the template to end (O(wait)); 0 when none was waited for.
+  returned: when O(state=present)
+  type: int
+  sample: 42
 building:
   description:
     - The build of template O(name) in progress - a VM named C(NAME-build) tagged C(puls-building), as the
@@ -251,6 +269,8 @@ ARGUMENT_SPEC = {
     'owner_tag': {'type': 'str', 'default': DEFAULT_OWNER_TAG},
     'shutdown_timeout': {'type': 'int', 'default': DEFAULT_SHUTDOWN_TIMEOUT},
     'timeout': {'type': 'int', 'default': DEFAULT_TASK_TIMEOUT},
+    'wait': {'type': 'int', 'default': 0},
+    'wait_delay': {'type': 'int', 'default': 10},
 }
 
 

@@ -15,6 +15,10 @@ What PVE logs:
   ``transferred 1.2 GiB of 10.0 GiB (12.01%)`` (sizes by PVE::Format::render_bytes); a drive mirror of a running VM
   prints ``drive-scsi0: transferred 1.2 GiB of 10.0 GiB (12.01%) in 5s`` (qemu-server PVE::QemuServer::BlockJob).
   Neither has a rate: it is computed from the bytes transferred between two notes.
+- An upload (POST /nodes/{node}/storage/{storage}/upload) is the module's own transfer: it notes the bytes it has sent
+  and the total; the line says both, the percentage and the rate computed as for a clone.
+- A wait for a lease notes when the wait began (``started``): the time elapsed is counted from then, even when the run
+  that holds the lease changes meanwhile.
 """
 
 from __future__ import annotations
@@ -85,9 +89,15 @@ class Wait:
     stalled_since: float | None = None
     stalls: list = field(default_factory=list)
     observed: float = 0.0  # the time of the last note: the module's last look at the task
+    amount: str | None = None  # 'X of Y' of an upload, the bytes sent of the total
 
-    def take(self, when, lines):
+    def take(self, when, lines, sent=None, total=None):
         self.observed = max(self.observed, when)
+        if sent is not None and total:
+            self.amount = '%s of %s' % (human_bytes(sent), human_bytes(total))
+            self.percent, self.rate = float(int(1000.0 * sent / total)) / 10, self._rate(when, sent)
+            if sent >= total:  # all sent: PVE still takes in what its side has not read yet, then answers
+                self.rate = "all sent, waiting for PVE's answer"
         if not lines:
             return
         self.changed = when
@@ -98,13 +108,18 @@ class Wait:
                 continue
             percent, rate, done = parsed
             if done is not None:
-                if self.transferred and when > self.transferred[0] and done >= self.transferred[1]:
-                    rate = '%s/s' % human_bytes((done - self.transferred[1]) / (when - self.transferred[0]))
-                else:
-                    rate = self.rate
-                if not self.transferred or when > self.transferred[0]:
-                    self.transferred = (when, done)
+                rate = self._rate(when, done)
             self.percent, self.rate = percent, rate
+
+    def _rate(self, when, done):
+        """The rate from the bytes done between the last note and this one (when, unix time); the last rate when no
+        time passed between them."""
+        rate = self.rate
+        if self.transferred and when > self.transferred[0] and done >= self.transferred[1]:
+            rate = '%s/s' % human_bytes((done - self.transferred[1]) / (when - self.transferred[0]))
+        if not self.transferred or when > self.transferred[0]:
+            self.transferred = (when, done)
+        return rate
 
     @property
     def reports_progress(self):
@@ -131,15 +146,16 @@ class ProgressWatch:
             if not line.strip():
                 continue
             note = json.loads(line)
-            self.take(note['what'], note.get('upid'), note['time'], note.get('lines') or ())
+            self.take(note['what'], note.get('upid'), note['time'], note.get('lines') or (), note.get('started'), note.get('sent'), note.get('total'))
 
-    def take(self, what, upid, when, lines=()):
-        """One look at a wait (what is waited for, its PVE task or None) at unix time when, with new task log lines."""
+    def take(self, what, upid, when, lines=(), started=None, sent=None, total=None):
+        """One look at a wait (what is waited for, its PVE task or None) at unix time when, with new task log lines;
+        started is when the wait began, if before this first look; sent and total the bytes of an upload."""
         key = upid or what
         wait = self.waits.get(key)
         if wait is None:
-            wait = self.waits[key] = Wait(what, upid, when, when)
-        wait.take(when, lines)
+            wait = self.waits[key] = Wait(what, upid, min(when, started or when), when)
+        wait.take(when, lines, sent, total)
         if self.current is not wait:
             self.current, self.shown = wait, when
 
@@ -159,7 +175,7 @@ class ProgressWatch:
         return out
 
     def progress_line(self, wait, now):
-        done = [] if wait.percent is None else ['%g%%' % wait.percent] + ([wait.rate] if wait.rate else [])
+        done = [] if wait.percent is None else [wait.amount] * bool(wait.amount) + ['%g%%' % wait.percent] + ([wait.rate] if wait.rate else [])
         if wait.stalled_since is not None:
             done.append('stalled for %s' % human_seconds(now - wait.stalled_since))
         detail = ': ' + ', '.join(done) if done else ''

@@ -21,7 +21,9 @@ import pytest
 from ansible_collections.puls.proxmox.plugins.module_utils import _api
 from ansible_collections.puls.proxmox.plugins.module_utils._api import PveClient
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._progress import ProgressNotes
 from ansible_collections.puls.proxmox.plugins.module_utils._vmid import create_with_new_vmid
+from ansible_collections.puls.proxmox.plugins.module_utils._volumes import upload_volume
 
 TEMPLATE = 9017
 CLONE = '/nodes/pve1/qemu/%d/clone' % TEMPLATE
@@ -51,6 +53,18 @@ def test_token_and_password_both_read_the_cluster(lab):
         guests = {guest['vmid']: guest['name'] for guest in client.cluster_vms()}
         assert guests[TEMPLATE] == 'ubuntu-24.04-cloud'
         assert client.vm_config('pve1', TEMPLATE)['template'] == 1
+
+
+def test_an_upload_is_streamed_with_token_and_with_ticket_auth_noting_the_bytes_sent(lab, tmp_path):
+    data = bytes(range(256)) * 4096
+    for auth, client in (('token', token_client(lab)), ('ticket', password_client(lab))):
+        client.progress = ProgressNotes(str(tmp_path / ('%s.jsonl' % auth)))
+        volid = upload_volume(client, 'pve1', 'local', '%s.iso' % auth, data, 'iso')
+        assert lab.volume_bytes(volid) == data
+        notes = [json.loads(line) for line in (tmp_path / ('%s.jsonl' % auth)).read_text().splitlines()]
+        sent = [(note['sent'], note['total']) for note in notes if 'sent' in note]
+        assert sent[-1] == (len(data), len(data)) and sent == sorted(sent)
+        assert {note['what'] for note in notes if 'sent' in note} == {'uploading %s.iso (%d bytes) to storage local of node pve1' % (auth, len(data))}
 
 
 def test_wrong_token_secret_is_reported_naming_the_token_not_the_secret(lab):
@@ -146,6 +160,7 @@ ALLOCATE = '''
 import json, os, sys
 from ansible_collections.puls.proxmox.plugins.module_utils._api import PveClient
 from ansible_collections.puls.proxmox.plugins.module_utils._vmid import create_with_new_vmid
+from ansible_collections.puls.proxmox.plugins.module_utils._volumes import upload_volume
 env = os.environ
 client = PveClient(env['PROXMOX_URL'], env['PROXMOX_USER'], env['PROXMOX_TOKEN_NAME'], env['PROXMOX_TOKEN_SECRET'],
                    ca_path=env['PROXMOX_CA_PATH'])

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 
 import lab_vms
 import pytest
 from integration.playbooks import run_playbook
 from lab import images
+from lab.images import qcow2
 
 TOOLS_ISO = images.seed_files()['lab-tools.iso']
 DOWNLOAD_LINE = re.compile(
@@ -21,7 +23,13 @@ DOWNLOAD_LINE = re.compile(
     r'\[(\d+)s elapsed\]$',
     re.MULTILINE,
 )
+UPLOAD_LINE = re.compile(
+    r'^localhost: uploading big\.iso \(33554432 bytes\) to storage local of node pve1: ([\d.]+) MiB of 32\.0 MiB, ([\d.]+)%, '
+    r'([\d.]+ [KMG]iB/s) \[(\d+)s elapsed\]$',
+    re.MULTILINE,
+)
 CLONE_LINE = re.compile(r'^localhost: cloning VM 9017 on pve1 as slow1: ([\d.]+)%, ([\d.]+ [KMG]iB/s) \[(\d+)s elapsed\]$', re.MULTILINE)
+IMPORT_LINE = re.compile(r'^localhost: creating VM imp1 on pve1: ([\d.]+)%, ([\d.]+ [KMG]iB/s) \[(\d+)s elapsed\]$', re.MULTILINE)
 STALL = re.compile(
     r'^localhost: downloading \S+ to storage local of node pve1 as hung\.iso: stalled: no progress for (\d+)s at '
     r'(\d+)% \(\d+s elapsed\); look at PVE task (UPID:pve1:[0-9A-F:]+:download:hung\.iso:[^ ]+:) \(its log: '
@@ -34,15 +42,24 @@ def play(*tasks, **variables):
     return [{'name': 'Long waits', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'vars': variables, 'tasks': list(tasks)}]
 
 
+@pytest.mark.slow(minutes=2)
 @pytest.mark.lab(time_scale=1, clone_secs=30)
-def test_a_60_s_download_and_a_30_s_clone_show_progress_lines_with_percentages(lab, tmp_path):
-    lab.pve.download_secs = 60
+def test_a_60_s_download_a_30_s_clone_and_a_12_s_disk_import_show_progress_lines_with_percentages(lab, tmp_path):
+    lab.pve.download_secs, lab.pve.import_secs = 60, 12
+
+    def cloud_image():
+        lab.pve.store_file('local', 'noble.qcow2', 4 << 20, content='import')
+        lab.pve.volume_data['local:import/noble.qcow2'] = qcow2(3584 << 20)
+
+    lab.call(cloud_image)
     url, _sums = lab.serve('tools.iso', TOOLS_ISO)
+    imported = {'name': 'imp1', 'vmid': 131, 'image': 'local:import/noble.qcow2', 'storage': 'local-lvm', 'node': 'pve1'}
     run = run_playbook(
         tmp_path,
         play(
             {'name': 'Download', 'puls.proxmox.pve_iso': {'node': 'pve1', 'filename': 'tools.iso', 'url': url}},
             {'name': 'Clone', 'puls.proxmox.pve_vm': {'name': 'slow1', 'vmid': 130, 'image': 9017, 'node': 'pve1'}},
+            {'name': 'Import', 'puls.proxmox.pve_vm': imported},
             pve_progress=True,
         ),
         lab.env,
@@ -60,6 +77,12 @@ def test_a_60_s_download_and_a_30_s_clone_show_progress_lines_with_percentages(l
     clones = CLONE_LINE.findall(run.stdout)
     assert len(clones) >= 3, run.stdout
     percents = [float(found[0]) for found in clones]
+    assert percents == sorted(percents) and percents[0] < percents[-1] < 100
+
+    # The disk copy of import-from is logged as a full clone's (qemu-server Qemu.pm create_disks -> clone_disk).
+    imports = IMPORT_LINE.findall(run.stdout)
+    assert len(imports) >= 2, run.stdout
+    percents = [float(found[0]) for found in imports]
     assert percents == sorted(percents) and percents[0] < percents[-1] < 100
     assert 'stalled' not in run.stdout and not [r for r in run.results if r['result'].get('warnings')]
 
@@ -138,3 +161,47 @@ def test_the_waits_for_a_slow_machines_ssh_port_and_cloud_init_show_the_time_ela
     waited = [r['result'] for r in run.results if r['task'].endswith(' : Wait for cloud-init to finish')]
     assert [(r['rc'], r['changed']) for r in waited] == [(0, False)] and 'status: done' in waited[0]['stdout']
     assert not [r for r in run.results if r['result'].get('warnings')]
+
+
+def test_the_waits_for_another_runs_lease_and_its_build_show_what_is_waited_for_and_the_time_elapsed(lab, tmp_path):
+    # Another run holds the lease on golden's build for the next 15 minutes, and its build VM golden-build exists.
+    expires = int(time.time()) + 900
+    lab.call(lambda: lab.pve.node_configs.setdefault('pve1', {}).update(description=['[puls-leases: template/golden=other-run@elsewhere:%d]' % expires]))
+    api = lab_vms.client(lab)
+    api.run_task('POST', '/nodes/pve1/qemu/9017/clone', newid=150, name='golden-build')
+    api.put('/nodes/pve1/qemu/150/config', tags='puls-building;puls-managed')
+    # This run waits 5 s for each, then gives up.
+    lease = {'key': 'template/golden', 'run_id': 'this-run', 'wait': 5, 'wait_delay': 1}
+    query = {'name': 'golden', 'wait': 5, 'wait_delay': 1}
+    tasks = {'name': 'Lease', 'puls.proxmox.pve_lease': lease}, {'name': 'Template', 'puls.proxmox.pve_template': query}
+    run = run_playbook(tmp_path, play(*tasks, pve_progress=True, pve_progress_interval=1), lab.env)
+    assert run.rc == 0, run.stdout + run.stderr
+
+    for line in (
+        r'waiting for the lease template/golden, held by run other-run on controller elsewhere',
+        r'waiting for another build of template golden to end: build VM golden-build \(150 on pve1\)',
+    ):
+        elapsed = [int(s) for s in re.findall(r'^localhost: %s \[(\d+)s elapsed\]$' % line, run.stdout, re.M)]
+        assert len(elapsed) >= 3 and elapsed == sorted(elapsed), run.stdout
+    refused = run.one('Lease')
+    assert not refused['acquired'] and not refused['changed'] and refused['held_by']['run_id'] == 'other-run' and refused['waited'] >= 5
+    building = run.one('Template')
+    assert building['building'] == {'vmid': 150, 'node': 'pve1', 'name': 'golden-build'} and building['waited'] >= 5
+
+
+@pytest.mark.lab(time_scale=1)
+def test_an_upload_shows_the_bytes_sent_of_the_total_the_percentage_and_the_rate(lab, tmp_path):
+    # The lab reads the upload's body at 6 MiB per second (a lab knob, tests/lab/pve/transfer.py): 32 MiB take over 5 s.
+    lab.pve.upload_rate = 6 << 20
+    (tmp_path / 'big.iso').write_bytes(bytes(range(256)) * (128 << 10))
+    upload = {'node': 'pve1', 'filename': 'big.iso', 'src': str(tmp_path / 'big.iso')}
+    run = run_playbook(tmp_path, play({'name': 'Upload', 'puls.proxmox.pve_iso': upload}, pve_progress=True, pve_progress_interval=1), lab.env)
+    assert run.rc == 0, run.stdout + run.stderr
+
+    uploads = UPLOAD_LINE.findall(run.stdout)
+    assert len(uploads) >= 3, run.stdout
+    sent = [float(found[0]) for found in uploads]
+    percents = [float(found[1]) for found in uploads]
+    assert sent == sorted(sent) and percents == sorted(percents) and percents[0] < percents[-1] <= 100
+    assert all(abs(mib / 32 * 100 - percent) < 0.5 for mib, percent in zip(sent, percents))
+    assert lab.volume_bytes('local:iso/big.iso') == (tmp_path / 'big.iso').read_bytes()

@@ -32,6 +32,7 @@ OVERRIDDEN = {
     '_qm_clone': ['self', 'v', 'user'],
     '_qm_create': ['self', 'v', 'user'],
     '_qm_new_drive': ['self', 'vmid', 'key', 'value', 'default'],
+    '_read_body': ['self', 'request'],
     '_resources': ['self', 'request'],
     '_upload': ['self', 'request'],
     'task': ['self', 'node', 'ttype', 'tid', 'user', 'body', 'vm', 'lock', 'log'],
@@ -102,6 +103,11 @@ def test_fakepve_is_the_pinned_version():
 @pytest.mark.parametrize('name', sorted(OVERRIDDEN))
 def test_an_overridden_method_keeps_its_name_and_parameters(name):
     assert parameters(getattr(FakePve, name)) == OVERRIDDEN[name]
+
+
+def test_aiohttp_answers_read_from_the_body_it_keeps_which_the_labs_paced_upload_read_sets():
+    # transfer.py _paced_read sets request._read_bytes, which BaseRequest.read() answers once set.
+    assert 'self._read_bytes' in inspect.getsource(aiohttp.web_request.BaseRequest.read)
 
 
 def test_the_methods_and_names_the_lab_uses_exist():

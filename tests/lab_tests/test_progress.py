@@ -54,3 +54,17 @@ def test_a_full_clone_logs_each_percent_of_the_copy_and_a_linked_clone_none(api)
     linked = api.clone(122)['log']
     assert [line for line in linked if 'clone of drive' in line] == [full[1].replace('full', 'linked')]
     assert not [line for line in linked if line.startswith('transferred ')]
+
+
+@pytest.mark.lab(time_scale=0.002)
+def test_a_disk_import_logs_clone_disks_header_and_the_copys_progress_before_the_vm_is_made(api, lab):
+    url = lab.served.url('debian-12-genericcloud-amd64.qcow2')
+    assert api.download(url, 'import', 'debian-12.qcow2')['exitstatus'] == 'OK'
+    status = api.run('POST', '/nodes/pve1/qemu', vmid=130, scsi0='local-lvm:0,import-from=local:import/debian-12.qcow2', scsi1='local-lvm:1')
+    assert status['exitstatus'] == 'OK', status
+    # Qemu.pm create_disks -> $import_from_volid -> clone_disk (no drive name: no VM holds the volume) -> QemuImage::convert.
+    start = status['log'].index('create full clone of drive (local:import/debian-12.qcow2)')
+    transferred = status['log'][start + 1 : start + 101]
+    assert transferred[0] == 'transferred 30.7 MiB of 3.0 GiB (1.00%)' and transferred[-1] == 'transferred 3.0 GiB of 3.0 GiB (100.00%)'
+    assert len([line for line in status['log'] if line.startswith('transferred ')]) == 100
+    assert api.config(130)['scsi0'] == 'local-lvm:vm-130-disk-0,size=3G'

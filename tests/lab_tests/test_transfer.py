@@ -137,6 +137,18 @@ def test_an_upload_is_kept(api, lab):
     assert lab.volume_bytes('local:iso/seed.iso') == SEED_ISO
 
 
+@pytest.mark.lab(time_scale=0.001)
+def test_a_rate_limited_upload_is_read_at_the_labs_upload_rate_and_kept_whole(api, lab):
+    # upload_rate is a lab knob (not a PVE behaviour): 1 MiB in 64 KiB reads at 256 KiB per PVE second is 4 PVE seconds.
+    lab.pve.upload_rate, data = 256 << 10, bytes(range(256)) * 4096
+    response = upload(api, lab, [('content', 'iso'), ('filename', ('slow.iso', data, 'application/octet-stream'))])
+    assert response.status_code == 200, response.text
+    assert api.wait(response.json()['data'])['exitstatus'] == 'OK'
+    assert lab.volume_bytes('local:iso/slow.iso') == data
+    body = lab.pve.upload_bodies[-1][1]
+    assert lab.pve.upload_secs == [pytest.approx(len(body) / float(256 << 10))] and len(body) > len(data)
+
+
 def upload(api, lab, parts, storage='local'):
     """POST a multipart body whose parts requests writes in list order: the response."""
     return api.session.post(

@@ -378,3 +378,17 @@ def test_urllib3_insecure_warning_is_not_emitted_per_request(stub):
         for _request in range(3):
             client.get('/version')
     assert [str(w.message) for w in caught] == []
+
+
+def test_an_upload_body_is_what_requests_makes_of_the_parts_read_in_chunks_telling_the_file_bytes_sent():
+    data = bytes(range(256)) * 1000
+    parts = _api.upload_parts('big.iso', data, 'iso', ('sha256', 'ab' * 32))
+    # What requests sent for files= before the body was streamed, with its boundary.
+    made = requests.Request('POST', 'https://pve.invalid:8006/', files=parts).prepare()
+    told = []
+    body = _api.UploadBody(parts, lambda sent, total: told.append((sent, total)), boundary=made.headers['Content-Type'].split('boundary=')[1])
+    assert (body.content_type, len(body)) == (made.headers['Content-Type'], len(made.body))
+    chunks = [body.read(70000), body.read(100), body.read(-1), body.read(10)]
+    assert b''.join(chunks) == made.body and chunks[-1] == b''
+    assert [sent for sent, _total in told] == sorted(sent for sent, _total in told) and told[-1] == (len(data), len(data))
+    assert {total for _sent, total in told} == {len(data)}

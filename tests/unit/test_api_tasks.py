@@ -13,7 +13,7 @@ from pve_stub import PveStub, Reply
 from ansible_collections.puls.proxmox.plugins.module_utils._api import PveClient, RetryPolicy
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._progress import ProgressNotes
-from ansible_collections.puls.proxmox.plugins.module_utils._tasks import TaskResult, describe_task, parse_upid
+from ansible_collections.puls.proxmox.plugins.module_utils._tasks import TaskResult, describe_task, parse_upid, wait_power_state
 
 FAST = RetryPolicy(attempts=4, budget=5.0, base_delay=0.01, max_delay=0.02)
 UPID = 'UPID:pve1:000003E8:00001B58:6B0CCF68:qmclone:9000:root@pam!puls:'
@@ -172,3 +172,13 @@ def test_with_progress_notes_each_poll_notes_the_log_lines_pve_added_since_the_l
         ('cloning VM 9000 on pve1 as web1', UPID, ['transferred 10.0 GiB of 10.0 GiB (100.00%)']),
     ]
     assert [seen.query.get('start') for seen in stub.requests('GET', LOG)] == ['0', '0', '2', '2']
+
+
+def test_a_wait_for_an_ha_managed_vms_state_notes_each_read_that_finds_another(stub, client, tmp_path):
+    notes = tmp_path / 'notes.jsonl'
+    client.progress = ProgressNotes(str(notes))
+    queued = Reply(data={'status': 'stopped', 'ha': {'managed': 1, 'state': 'started'}})
+    stub.route('GET', '/nodes/pve1/qemu/104/status/current', queued, queued, Reply(data={'status': 'running'}))
+    assert wait_power_state(client, 'pve1', 104, 'running', time.monotonic() + 10, 'starting VM web1 (104 on pve1)')['status'] == 'running'
+    noted = [json.loads(line)['what'] for line in notes.read_text().splitlines()]
+    assert noted == ['starting VM web1 (104 on pve1): waiting for VM 104 on pve1 to be running'] * 2

@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _lease_io, _lease_plan
+from ansible_collections.puls.proxmox.plugins.module_utils import _lease_io, _lease_plan, _progress
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 
 NOW = 1_764_620_000
@@ -157,4 +159,35 @@ def test_check_mode_takes_nothing_and_says_whether_the_lease_would_be_taken():
     stub = ClusterStub(_lease_plan.render('', {'template/web-golden': holder(OTHER, NOW - 1, 'laptop')}, 65536))
     planned = reconcile(stub, lease_of(), check_mode=True)
     assert planned['acquired'] and planned['changed'] and planned['taken_over']['run_id'] == OTHER
+    assert stub.puts == []
+
+
+class Clock:
+    """The lease's time: sleeping moves it on."""
+
+    def __init__(self):
+        self.now, self.slept = NOW, []
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_a_wait_looks_again_every_delay_until_the_holders_lease_expires_and_notes_who_holds_it(tmp_path):
+    stub = ClusterStub(_lease_plan.render('', {'template/web-golden': holder(OTHER, NOW + 25, 'laptop')}, 65536))
+    stub.progress = _progress.ProgressNotes(str(tmp_path / 'notes.jsonl'))
+    clock = Clock()
+    request = _lease_io.LeaseRequest('template/web-golden', MINE, 'acquired', 900, wait=60, wait_delay=10)
+    taken = _lease_io.reconcile(stub, request, False, now=lambda: clock.now, hostname=lambda: 'awx 1', sleep=clock.sleep)
+    assert taken['acquired'] and taken['taken_over']['run_id'] == OTHER and taken['waited'] == 30 and clock.slept == [10, 10, 10]
+    notes = [json.loads(line) for line in (tmp_path / 'notes.jsonl').read_text().splitlines()]
+    assert [(n['what'], n['started']) for n in notes] == [(f'waiting for the lease template/web-golden, held by run {OTHER} on controller laptop', NOW)] * 3
+
+
+def test_a_wait_that_runs_out_answers_as_without_waiting_with_the_seconds_waited():
+    stub = ClusterStub(_lease_plan.render('', {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}, 65536))
+    clock = Clock()
+    request = _lease_io.LeaseRequest('template/web-golden', MINE, 'acquired', 900, wait=25, wait_delay=10)
+    refused = _lease_io.reconcile(stub, request, True, now=lambda: clock.now, hostname=lambda: 'awx 1', sleep=clock.sleep)
+    assert not refused['acquired'] and refused['held_by']['run_id'] == OTHER and refused['waited'] == 25 and clock.slept == [10, 10, 5]
     assert stub.puts == []

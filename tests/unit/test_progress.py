@@ -169,3 +169,18 @@ def test_a_wait_with_progress_off_runs_the_work_alone(monkeypatch):
     assert wait_showing(Templar(), {'pve_progress': False}, 'waiting for cloud-init to finish', lambda: {'rc': 0}) == {'rc': 0}
     with pytest.raises(AnsibleActionFail, match="pve_progress is 'often'"):
         wait_showing(Templar(), {'pve_progress': 'often'}, 'waiting for cloud-init to finish', lambda: {'rc': 0})
+
+
+def test_an_upload_says_the_bytes_sent_of_the_total_and_a_lease_wait_counts_from_its_start():
+    watch = ProgressWatch('web1', interval=1, stall=60)
+    what = 'uploading big.iso (33554432 bytes) to storage local of node pve1'
+    watch.feed(json.dumps({'time': 10.0, 'what': what, 'upid': None, 'lines': [], 'sent': 4 << 20, 'total': 32 << 20}) + '\n')
+    watch.feed(json.dumps({'time': 12.0, 'what': what, 'upid': None, 'lines': [], 'sent': 12 << 20, 'total': 32 << 20}) + '\n')
+    assert watch.lines(12.0) == ['web1: %s: 12.0 MiB of 32.0 MiB, 37.5%%, 4.0 MiB/s [2s elapsed]' % what]
+    watch.feed(json.dumps({'time': 13.0, 'what': what, 'upid': None, 'lines': [], 'sent': 32 << 20, 'total': 32 << 20}) + '\n')
+    assert watch.lines(13.0) == ["web1: %s: 32.0 MiB of 32.0 MiB, 100%%, all sent, waiting for PVE's answer [3s elapsed]" % what]
+
+    lease = 'waiting for the lease template/golden, held by run other-run on controller laptop'
+    watch.feed(json.dumps({'time': 30.0, 'what': lease, 'upid': None, 'lines': [], 'started': 20.0}) + '\n')
+    assert watch.lines(31.0) == ['web1: %s [11s elapsed]' % lease]
+    assert not watch.stall_warnings

@@ -5,9 +5,12 @@ which guests are linked clones, and which input is refused."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _template_plan
+from ansible_collections.puls.proxmox.plugins.module_utils import _template_io, _template_plan
+from ansible_collections.puls.proxmox.plugins.module_utils._progress import ProgressNotes
 from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import (
     TemplateRequest,
     build_settings,
@@ -298,3 +301,35 @@ def test_bad_input_is_refused_naming_the_option(params, option):
 def test_a_request_keeps_what_was_given_and_owns_by_the_default_tag():
     request = TemplateRequest.from_params({'name': 'web', 'state': 'retired', 'vmid': '4711', 'shutdown_timeout': 30})
     assert (request.vmid, request.owner_tag, request.shutdown_timeout, request.provision_hashes) == (4711, 'puls-managed', 30, None)
+
+
+class BuildingCluster:
+    """/cluster/resources with another run's build VM of web-golden for the first `looks` reads, then without it."""
+
+    def __init__(self, looks, notes_path):
+        self.looks, self.reads = looks, 0
+        self.progress = ProgressNotes(notes_path)
+
+    def cluster_vms(self):
+        self.reads += 1
+        building = {'type': 'qemu', 'vmid': 140, 'name': 'web-golden-build', 'node': 'pve2', 'template': 0, 'tags': 'puls-building;puls-managed'}
+        return RESOURCES + ([building] if self.reads <= self.looks else [])
+
+
+def test_a_query_waits_while_another_build_runs_noting_the_build_vm_and_says_how_long(tmp_path):
+    clock = {'now': 1000.0}
+
+    def sleep(seconds):
+        clock['now'] += seconds
+
+    cluster = BuildingCluster(2, str(tmp_path / 'notes.jsonl'))
+    request = _template_plan.TemplateRequest(name='web-golden', wait=60, wait_delay=10)
+    answer = _template_io.reconcile(cluster, request, now=lambda: clock['now'], sleep=sleep)
+    assert answer['building'] is None and answer['waited'] == 20 and cluster.reads == 3
+    notes = [json.loads(line) for line in (tmp_path / 'notes.jsonl').read_text().splitlines()]
+    what = 'waiting for another build of template web-golden to end: build VM web-golden-build (140 on pve2)'
+    assert [(n['what'], n['started']) for n in notes] == [(what, 1000.0)] * 2
+
+    cluster = BuildingCluster(10, str(tmp_path / 'again.jsonl'))
+    answer = _template_io.reconcile(cluster, _template_plan.TemplateRequest(name='web-golden', wait=15, wait_delay=10), now=lambda: clock['now'], sleep=sleep)
+    assert answer['building'] == {'vmid': 140, 'node': 'pve2', 'name': 'web-golden-build'} and answer['waited'] == 15

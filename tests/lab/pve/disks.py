@@ -5,12 +5,13 @@ import re
 
 from fakepve.lxc import SIZE_UNITS, format_size
 from fakepve.model import PveError, TaskError
-from fakepve.qemu import DRIVE_KEY, NEW_DISK, is_cdrom, join_drive, split_drive, volume_ref
+from fakepve.qemu import DRIVE_KEY, NEW_DISK, drives_of, is_cdrom, join_drive, split_drive, volume_ref
 from fakepve.routing import die, param_error
 from fakepve.storage import _is_file
 
 from ..images import qcow2_virtual_size
 from .cloudinit import CLOUDINIT_SIZE, CLOUDINIT_VOLUME, cloudinit_drive_key, drive_is_cloudinit
+from .progress import convert_rows
 
 # resize_vm's size: +N is relative; no unit means bytes.
 RESIZE = re.compile(r'^(\+)?(\d+(?:\.\d+)?)([KMGT])?$')
@@ -38,6 +39,14 @@ def prohibit_tpm_version_change(old, new):
 
 
 class DisksMixin:
+    # PVE seconds the disk copy of an import-from takes (scaled by time_scale), while its lines are logged.
+    import_secs = 5
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # vmid -> the lines a create's imports log (import_lines), for its qmcreate task (lifecycle.py).
+        self.create_import_lines = {}
+
     def _routes_lab_disks(self):
         return [('PUT', '/nodes/{node}/qemu/{vmid}/resize', self._lab_resize)]
 
@@ -85,15 +94,52 @@ class DisksMixin:
         props['size'] = format_size(size)
         return join_drive(volid, props), [volid]
 
-    def _import_drive(self, vmid, volume, props, default):
-        """The image is copied to a new disk of its (virtual) size; import-from does not stay in the config."""
-        source = props.pop('import-from')
+    async def _qm_create(self, v, user):
+        vmid = int(v['vmid'])
+        self.create_import_lines[vmid] = self._import_lines(v)
+        try:
+            return await super()._qm_create(v, user)
+        finally:
+            self.create_import_lines.pop(vmid, None)
+
+    def _import_lines(self, params):
+        """What a create's import-from drives print, in the order fakepve creates the drives (sorted keys).
+
+        qemu-server src/PVE/API2/Qemu.pm create_disks: a PVE volume (the only source the lab imports from) goes
+        through $import_from_volid to PVE::QemuServer::clone_disk, which prints ``create full clone of drive [NAME
+        ](VOLID)``, NAME being the drive that holds the volume in its owner VM's config, if any; then
+        PVE::QemuServer::QemuImage::convert prints ``transferred X of Y (P%)`` for the copy (progress.py
+        convert_rows) of the source's size. A source that is not there fails before it prints anything."""
+        lines = []
+        for key in sorted(k for k in params if DRIVE_KEY.match(k)):
+            source = split_drive(params[key])[1].get('import-from')
+            if source is None:
+                continue
+            size = self._import_size(source)
+            if size is None:
+                break
+            owner = OWNER.search(volume_ref(source)[1] or '')
+            vm = self.vm(int(owner.group(1))) if owner else None
+            drive = next((k for k, volume, _props in drives_of(vm.config) if volume == source), None) if vm is not None else None
+            lines.append('create full clone of drive %s(%s)' % (drive + ' ' if drive else '', source))
+            lines += convert_rows(size or 1 << 30)
+        return lines
+
+    def _import_size(self, source):
+        """The (virtual) size of an import's source volume, None when it is not there."""
         sid, name = volume_ref(source)
         found = self._volumes(sid).get(name) if sid in self.storages else None
         if found is None:
-            raise die(f"cannot import from '{source}' - volume '{source}' does not exist")
+            return None
         data = self.volume_data.get(source)
-        size = (qcow2_virtual_size(data) if data else None) or (len(data) if data else int(found.get('size') or 0))
+        return (qcow2_virtual_size(data) if data else None) or (len(data) if data else int(found.get('size') or 0))
+
+    def _import_drive(self, vmid, volume, props, default):
+        """The image is copied to a new disk of its (virtual) size; import-from does not stay in the config."""
+        source = props.pop('import-from')
+        size = self._import_size(source)
+        if size is None:
+            raise die(f"cannot import from '{source}' - volume '{source}' does not exist")
         volid, _fmt = self._qm_alloc(NEW_DISK.match(volume).group(1) or default, vmid, props.pop('format', None), size)
         self._qm_volume(volid)['imported_from'] = source
         props['size'] = format_size(size)

@@ -29,11 +29,22 @@ class LifecycleMixin:
         log_ref = {}
         if wrap is not None and vm is not None:
             body = self._cloning(body, tid, vm, log_ref) if ttype == 'qmclone' else wrap(body, tid, vm)
+        if ttype == 'qmcreate' and self.create_import_lines.get(int(tid)):
+            body = self._importing(body, self.create_import_lines.pop(int(tid)), log_ref)
         if ttype in POWER_TASKS:
             body = self._telling_power_listeners(body)
         upid = await super().task(node, ttype, tid, user, body, vm=vm, lock=lock, log=log)
         log_ref['log'] = self.tasks[upid]['log']
         return upid
+
+    def _importing(self, body, lines, log_ref):
+        """A create's disk imports log their lines (disks.py import_lines) over import_secs before the VM is made."""
+
+        async def run():
+            await write_rows(self, log_ref, self.import_secs, lines)
+            return await body()
+
+        return run
 
     async def _qm_clone(self, v, user):
         source = self.vm(int(v['vmid']))

@@ -31,6 +31,8 @@ ANYEVENT_PM = '/usr/share/perl5/PVE/APIServer/AnyEvent.pm'
 WRONG_FIELD_LINE, UPLOAD_FAILED_LINE = 1325, 1370
 # How many raw upload bodies the lab keeps (lab.pve.upload_bodies), newest last.
 KEPT_UPLOAD_BODIES = 16
+# Bytes the lab reads of an upload's body at a time when it reads at upload_rate.
+UPLOAD_READ_CHUNK = 1 << 16
 
 
 def normalize_filename(name):
@@ -138,17 +140,33 @@ def refused_upload(error):
     return web.Response(status=500, reason=message, body=error.encode())
 
 
+class _Paced:
+    """A request whose read() is the lab's paced read of its body (TransferMixin.upload_rate)."""
+
+    def __init__(self, reading):
+        self._reading = reading
+
+    def read(self):
+        return self._reading
+
+
 class TransferMixin:
     # PVE seconds a download takes; the size the lab's wget pretends a file has (its progress rows, progress.py);
     # PVE seconds a download hangs after its first row, writing nothing (a stalled mirror).
     download_secs = 5
     download_bytes = 1 << 30
     download_hang_secs = 0
+    # A lab knob, not a PVE behaviour: bytes per PVE second the lab reads an upload's body at (None: as fast as it
+    # comes), so that an upload lasts long enough for its progress to be seen. PVE reads the body as fast as the
+    # network brings it (pve-http-server PVE/APIServer/AnyEvent.pm, file_upload_multipart, on each read event).
+    upload_rate = None
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # (Content-Type, raw body) of the latest uploads, as the client sent them.
         self.upload_bodies = []
+        # The PVE seconds the lab spent reading each upload's body at upload_rate, newest last (the knob's effect).
+        self.upload_secs = []
 
     def volume_bytes(self, volid):
         """The bytes of a stored file (uploaded or downloaded); KeyError if the lab holds none."""
@@ -174,6 +192,27 @@ class TransferMixin:
         volid = '{0}:{1}/{2}'.format(request.match_info['storage'], fields['content'], fields['filename'])
         self.volume_data[volid] = fields.get('data', b'')
         return response
+
+    async def _read_body(self, request):
+        """fakepve reads every request's body before its handler (within its body_timeout); an upload's is read at
+        upload_rate bytes per PVE second when that lab knob is set."""
+        if not (self.upload_rate and request.method == 'POST' and request.path.endswith('/upload')):
+            return await super()._read_body(request)
+        return await super()._read_body(_Paced(self._paced_read(request)))
+
+    async def _paced_read(self, request):
+        body, secs = bytearray(), 0.0
+        while True:
+            chunk = await request.content.read(UPLOAD_READ_CHUNK)
+            if not chunk:
+                break
+            body += chunk
+            secs += len(chunk) / float(self.upload_rate)
+            await self.pause(len(chunk) / float(self.upload_rate))
+        self.upload_secs.append(secs)
+        # What request.read() answers from now on (aiohttp keeps the body it read there), for the handlers.
+        request._read_bytes = bytes(body)
+        return request._read_bytes
 
     async def _download_url(self, request):
         storage, store = self._file_storage(request, 'download')
