@@ -55,6 +55,8 @@ SIMPLE = {
     'bridge-disable-mac-learning', 'bond_miimon', 'bond_xmit_hash_policy', 'bond-primary', 'link-type', 'uplink-id',
     'vlan-protocol', 'vlan-raw-device', 'vlan-id', 'vxlan-id', 'vxlan-svcnodeip', 'vxlan-physdev', 'vxlan-local-tunnelip',
 }  # fmt: skip
+# Interfaces.pm $bond_modes: the numbers a bond-mode line may have instead of the name.
+BOND_MODE_NAMES = {'0': 'balance-rr', '1': 'active-backup', '2': 'balance-xor', '3': 'broadcast', '4': '802.3ad', '5': 'balance-tlb', '6': 'balance-alb'}
 # __interface_to_string's $done: keys never printed as `key value` lines.
 DONE = {
     'type', 'priority', 'method', 'active', 'exists', 'comments', 'autostart', 'options', 'address', 'netmask', 'gateway',
@@ -158,6 +160,8 @@ def _parse_option(d, f, suffix, option, key, value):
         d[key] = 'on' if re.match(r'\s*(on|yes)\s*$', value, re.IGNORECASE) else 'off'
     elif key == 'bridge_vlan_aware':
         d[key] = 1
+    elif key == 'bond_mode':
+        d[key] = BOND_MODE_NAMES.get(value, value)  # always use names
     else:
         (d if suffix is None else f).setdefault('options', []).append(option)
 
