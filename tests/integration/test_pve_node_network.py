@@ -9,11 +9,14 @@ Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integra
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from integration import lab_vms
 from integration.playbooks import four_runs, run_playbook
 from lab.pve.network import PHYSICAL_NICS, parse
 
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._network_io import reconcile
 from ansible_collections.puls.proxmox.plugins.modules import pve_node_network
 
 NET = '/nodes/pve1/network'
@@ -129,3 +132,15 @@ def test_the_examples_run_as_documented(lab, tmp_path):
     assert 'bond0' not in have and 'vmbr1.30' not in have and have['vmbr1']['bridge_ports'] == 'eno2'
     assert have['vmbr0']['comments'] == 'Management\npuls-managed\n' and have['vmbr0']['cidr'] == lab.block.node(1) + '/24'
     assert reloads(lab) == 3
+
+
+def test_a_change_pve_refuses_midway_reverts_what_the_run_staged(lab):
+    """Straight through the module's reconcile (no playbook): the bond is staged, PVE refuses the bridge's MTU above its
+    port's (Interfaces.pm $check_mtu), and the run reverts the bond instead of leaving it staged."""
+    declared = [
+        {'name': 'bond0', 'type': 'bond', 'ports': ['eno2'], 'autostart': True},
+        {'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno3'], 'mtu': 9000, 'autostart': True},
+    ]
+    with pytest.raises(PveApiError, match=r"mtu 1500 is lower than 'vmbr1' - mtu 9000.*the changes this run had staged on pve1 were reverted"):
+        reconcile(lab_vms.client(lab), {'node': 'pve1', 'interfaces': declared})
+    assert files(lab)[1] is None and reloads(lab) == 0
