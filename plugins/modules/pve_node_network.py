@@ -229,7 +229,9 @@ applied:
   type: bool
   sample: true
 changes:
-  description: The interfaces whose settings changed (or would change).
+  description:
+    - The interfaces whose settings changed (or would change), and C((pending)) when changes staged before the run are
+      applied with it.
   returned: always
   type: list
   elements: str
