@@ -290,7 +290,7 @@ def management_chain(interfaces: Mapping[str, Mapping[str, Any]], address: str |
     chain: dict[str, str] = {}
     queue = []
     for name, settings in sorted(interfaces.items()):
-        if address in (settings.get('address'), str(settings.get('cidr') or '').split('/')[0]):
+        if address in (settings.get('address'), str(settings.get('cidr') or '').split('/', maxsplit=1)[0]):
             chain[name] = f"{name} carries the node's management address {address}"
             queue.append(name)
     while queue:
