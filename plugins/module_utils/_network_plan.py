@@ -270,7 +270,7 @@ def observed_value(settings: Mapping[str, Any], key: str) -> Any:
     """The value of declared option ``key`` of a listed interface, normalized as ``_normalized`` does."""
     if key == 'ports':
         ports = settings.get('bridge_ports') if settings.get('type') == 'bridge' else settings.get('slaves')
-        return ' '.join(sorted(set(str(ports or '').split()))) or None
+        return ' '.join(sorted(set(str(ports or '').split())))
     if key in ('vlan_aware', 'autostart'):
         return bool(settings.get(str(KEYS[key])))
     if key == 'vlan_ids':
@@ -444,8 +444,8 @@ def _pve_key(iface: Iface, key: str) -> str:
 def _create_params(iface: Iface) -> dict[str, Any]:
     params: dict[str, Any] = {'type': iface.type}
     for key, value in iface.settings.items():
-        if value is False:
-            continue  # an option declared false is not set at all (bridge_vlan_aware 0 would still make it VLAN-aware)
+        if value is False or value == '':
+            continue  # declared false or empty is not set at all (bridge_vlan_aware 0 would still make it VLAN-aware)
         params[_pve_key(iface, key)] = 1 if value is True else value
     params['comments'] = '\n'.join([*(iface.comments or ()), MARK])
     return params
@@ -457,7 +457,7 @@ def _update_params(iface: Iface, current: Mapping[str, Any]) -> tuple[dict[str, 
     for key, value in iface.settings.items():
         if observed_value(current, key) == value:
             continue
-        if value is False:
+        if value is False or value == '':
             delete.append(_pve_key(iface, key))
             if key == 'vlan_aware' and current.get('bridge_vids'):
                 delete.append('bridge_vids')

@@ -82,6 +82,14 @@ def test_an_update_sends_its_type_what_changed_and_the_address_again():
     }
 
 
+def test_a_bridge_declared_without_ports_has_none_and_keeps_none():
+    result = plan(spec({'name': 'vmbr2', 'type': 'bridge', 'ports': []}), observed())
+    assert result.actions[0].params['params'] == {'type': 'bridge', 'autostart': 1, 'comments': 'puls-managed'}
+    assert plan(spec({'name': 'vmbr2', 'type': 'bridge', 'ports': []}), observed(owned('vmbr2', type='bridge'))).actions == ()
+    emptied = plan(spec({'name': 'vmbr2', 'type': 'bridge', 'ports': []}), observed(owned('vmbr2', type='bridge', bridge_ports='eno2')))
+    assert [action.params['delete'] for action in emptied.actions[:-1]] == [['bridge_ports']]
+
+
 def test_ports_moved_between_interfaces_are_released_before_deletes_and_creates():
     have = {
         **owned('bond0', type='bond', slaves='eno2 eno3', bond_mode='balance-rr'),
