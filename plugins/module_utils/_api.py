@@ -362,6 +362,11 @@ class PveClient:
         """GET api_path (relative to /api2/json, for example /nodes/pve1/qemu) and return PVE's `data`."""
         return self._call('GET', api_path, params, context)
 
+    def get_answer(self, api_path, /, *, context=None, **params):
+        """GET api_path and return PVE's whole answer: `data` and the result attributes sent beside it (pve-http-server
+        Formatter/Standard.pm prepare_response_data: `total`, `changes`)."""
+        return self._call('GET', api_path, params, context, whole=True)
+
     def post(self, api_path, /, *, context=None, idempotent=False, **params):
         """POST api_path; idempotent=True allows repeating it after a connection failure."""
         return self._call('POST', api_path, params, context, idempotent)
@@ -499,7 +504,7 @@ class PveClient:
 
     # ------------------------------------------------------------------ the wire
 
-    def _call(self, method, path, params, context, idempotent=False, lost_response=None, files=None):
+    def _call(self, method, path, params, context, idempotent=False, lost_response=None, files=None, whole=False):
         """One API call with retries; see the module docstring for what is retried."""
         context = context or '%s %s' % (method, path)
         url = '%s/%s' % (self.base_url, path.lstrip('/'))
@@ -512,7 +517,7 @@ class PveClient:
             try:
                 if self._session is None:
                     self._open_session()
-                return self._exchange(method, path, url, form, files, context)
+                return self._exchange(method, path, url, form, files, context, whole)
             except _Failure as failure:
                 if failure.status == 401 and self.credential.password and not (renewed or failure.login):
                     # The ticket expired or was revoked: log in again, once.
@@ -592,7 +597,7 @@ class PveClient:
                 self._redact.add(secret)
         self._session = backend.get_session()
 
-    def _exchange(self, method, path, url, form, files=None, context=None):
+    def _exchange(self, method, path, url, form, files=None, context=None, whole=False):
         where = {'params': form} if method in ('GET', 'DELETE') else {'data': form}
         send = self._session.request
         if files:
@@ -616,7 +621,7 @@ class PveClient:
         body = _json(response)
         if response.status_code < 400:
             if isinstance(body, dict):
-                return body.get('data')
+                return body if whole else body.get('data')
             raise _Failure(response.status_code, 'the answer is not PVE JSON (%s)' % response.headers.get('Content-Type'))
         message = body.get('message') if isinstance(body, dict) else None
         errors = body.get('errors') if isinstance(body, dict) and isinstance(body.get('errors'), dict) else None

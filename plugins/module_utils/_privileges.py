@@ -294,6 +294,20 @@ def iso_needs(steps: Iterable[Any], storage: str, download: bool) -> list[Need]:
     return needs
 
 
+def network_needs(node: str, changes: bool) -> list[Need]:
+    """pve_node_network on node: seeing every bridge, and changing the node's network when the plan ``changes`` it.
+
+    pve-manager ``PVE/API2/Network.pm``: ``index`` (any user) lists a bridge only to who holds SDN.Audit or SDN.Use on
+    ``/sdn/zones/localnetwork/BRIDGE`` (``check_sdn_bridge``); the module must see every bridge to tell the management
+    interface and what exists, so it asks for them on the zone. ``create_network``, ``update_network``,
+    ``delete_network`` and ``reload_network_config`` need Sys.Modify on ``/nodes/NODE``."""
+    zone = f'/sdn/zones/{LOCAL_ZONE}'
+    needs = [need(f"to see every bridge of {node} (PVE lists a bridge only to who may audit or use it)", 'SDN.Audit', zone, Grant('SDN.Use', zone))]
+    if changes:
+        needs.append(need(f'to change and apply the network of {node}', 'Sys.Modify', f'/nodes/{node}'))
+    return needs
+
+
 def notes_needs(vmid: int) -> list[Need]:
     """pve_notes_hash writing the provision record into a VM's Notes."""
     return [need('to write the provision record into its Notes', 'VM.Config.Options', vm_path(vmid))]

@@ -2,7 +2,8 @@
 
 127.<10 + xdist worker>.<per-process counter>.x, and in it:
   .1 PVE API (8006)   .2 DNS (53)   .3 served files (80)
-  .11-.99 static addresses for tests (lab.address(n))   .100-.199 DHCP pool   .254 gateway (nothing listens)
+  .11-.99 static addresses for tests (lab.address(n))   .100-.199 DHCP pool   .201-.210 the nodes (vmbr0)
+  .254 gateway (nothing listens)
 """
 
 import ipaddress
@@ -13,6 +14,7 @@ import re
 API, DNS, FILES, GATEWAY = 1, 2, 3, 254
 STATIC = range(11, 100)
 DHCP = range(100, 200)
+NODES = range(201, 211)
 _counter = itertools.count(1)
 
 
@@ -63,6 +65,12 @@ class AddressBlock:
         if n + 10 not in STATIC:
             raise ValueError(f'static addresses are numbered 1..{len(STATIC)}')
         return self.host(n + 10)
+
+    def node(self, n):
+        """The address of the n-th (from 1) node, on its vmbr0."""
+        if n + 200 not in NODES:
+            raise ValueError(f'nodes are numbered 1..{len(NODES)}')
+        return self.host(n + 200)
 
     def dhcp_range(self):
         return tuple(self.host(n) for n in DHCP)

@@ -1,10 +1,11 @@
-"""The cluster every lab starts with: two nodes, local and local-lvm, the shared NFS storage nfs-shared, the base
+"""The cluster every lab starts with: two nodes (each with vmbr0 on eno1 carrying its address), local and local-lvm, the shared NFS storage nfs-shared, the base
 template 9017, an API token and a random root password."""
 
 import secrets
 import time
 import uuid
 
+from .addresses import AddressBlock
 from .pve.cloudinit import CLOUDINIT_SIZE
 
 GIB = 1024**3
@@ -28,6 +29,10 @@ def seed(pve):
     for node in sorted(NODE_MEMORY):
         pve.add_node(node)
     pve.node_memory = dict(NODE_MEMORY)
+    # Each node's vmbr0 on eno1 carries its address (in the lab's block, beside the API's).
+    block = AddressBlock(pve.host.rsplit('.', 1)[0])
+    for index, node in enumerate(sorted(NODE_MEMORY), 1):
+        pve.add_node_network(node, block.node(index) + '/24', block.gateway)
     # A fresh PVE's local has no import content; the collection downloads cloud images as import.
     pve.storages['local']['content'] = 'iso,vztmpl,import,snippets'
     pve.storages[SHARED_STORAGE] = _nfs_storage()

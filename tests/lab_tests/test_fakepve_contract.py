@@ -17,6 +17,7 @@ HOST = '127.0.0.1'
 # Methods LabPve overrides, with the parameters it receives and passes on.
 OVERRIDDEN = {
     '_apply_config': ['self', 'vm', 'user', 'p'],
+    '_cluster_status': ['self', 'request'],
     '_config_get': ['self', 'request'],
     '_config_priv': ['self', 'key'],
     '_config_post': ['self', 'request'],
@@ -33,6 +34,7 @@ OVERRIDDEN = {
     '_qm_create': ['self', 'v', 'user'],
     '_qm_new_drive': ['self', 'vmid', 'key', 'value', 'default'],
     '_read_body': ['self', 'request'],
+    '_register_stateful': ['self', 'router', 'prefixes'],
     '_resources': ['self', 'request'],
     '_upload': ['self', 'request'],
     'task': ['self', 'node', 'ttype', 'tid', 'user', 'body', 'vm', 'lock', 'log'],
@@ -58,6 +60,8 @@ CALLED = (
     'acquire',
     'add_node',
     'add_vm',
+    'allowed',
+    'answer',
     'find',
     'need_quorum',
     'pause',

@@ -47,6 +47,14 @@ def test_token_auth_sends_the_pve_api_token_header(stub):
     assert 'CSRFPreventionToken' not in stub.seen[0].headers
 
 
+def test_get_answer_returns_the_result_attributes_beside_data(stub):
+    # pve-http-server Formatter/Standard.pm prepare_response_data sends `changes` beside `data` (the network index).
+    stub.route('GET', '/nodes/pve1/network', Reply(raw='{"data": [{"iface": "vmbr1"}], "changes": "+auto vmbr1\\n"}'))
+    client = token_client(stub)
+    assert client.get_answer('/nodes/pve1/network') == {'data': [{'iface': 'vmbr1'}], 'changes': '+auto vmbr1\n'}
+    assert client.get('/nodes/pve1/network') == [{'iface': 'vmbr1'}]
+
+
 def test_password_auth_logs_in_once_and_sends_ticket_and_csrf_on_writes(stub):
     stub.route('GET', '/version', Reply(data={'version': '9.0'}))
     stub.route('PUT', '/nodes/pve1/qemu/104/config', Reply())

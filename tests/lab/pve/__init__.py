@@ -10,6 +10,7 @@ from .containers import ContainersMixin
 from .disks import DisksMixin
 from .ha import HaMixin
 from .lifecycle import LifecycleMixin
+from .network import NetworkMixin
 from .node_config import NodeConfigMixin
 from .nodes import NodesMixin
 from .placement import PlacementMixin
@@ -31,6 +32,7 @@ class LabPve(
     PlacementMixin,
     TransferMixin,
     NodesMixin,
+    NetworkMixin,
     NodeConfigMixin,
     FakePve,
 ):

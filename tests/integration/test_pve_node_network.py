@@ -1,0 +1,146 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""pve_node_network through real ansible-playbook runs against the lab: the four-run pattern with one apply, prune of
+only what it made, refusals that change nothing (bad input, an unowned or the management interface, missing
+privileges, changes someone else staged), and the module's EXAMPLES.
+
+Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integration/test_pve_node_network.py -p no:xdist
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from integration import lab_vms
+from integration.playbooks import four_runs, run_playbook
+from lab.pve.network import PHYSICAL_NICS, parse
+
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._network_io import reconcile
+from ansible_collections.puls.proxmox.plugins.modules import pve_node_network
+
+NET = '/nodes/pve1/network'
+
+
+def play(*tasks):
+    return [{'name': 'Node network', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'tasks': list(tasks)}]
+
+
+def network_task(name, **options):
+    return {'name': name, 'puls.proxmox.pve_node_network': dict({'node': 'pve1'}, **options)}
+
+
+def reloads(lab, node='pve1'):
+    """How many times the node's network was applied (srvreload tasks of `networking`)."""
+    return lab.call(lambda: sum(1 for task in lab.pve.tasks.values() if task['type'] == 'srvreload' and task['node'] == node))
+
+
+def files(lab, node='pve1'):
+    return lab.call(lambda: lab.pve.network_files(node))
+
+
+def interfaces(lab, node='pve1'):
+    """The node's staged-or-current interfaces, read through the lab's own parse (not the module's code)."""
+    current, staged = files(lab, node)
+    return parse(staged if staged is not None else current, PHYSICAL_NICS)['ifaces']
+
+
+def test_four_runs_apply_once_and_prune_deletes_only_what_it_made(lab, tmp_path):
+    declared = [
+        {'name': 'bond0', 'type': 'bond', 'ports': ['eno2', 'eno3'], 'bond_mode': 'active-backup', 'bond_primary': 'eno2'},
+        {'name': 'vmbr1', 'type': 'bridge', 'ports': ['bond0'], 'vlan_aware': True, 'vlan_ids': '10 20-30', 'comments': 'Guests'},
+        {'name': 'vmbr1.30', 'type': 'vlan', 'cidr': lab.address(1) + '/24', 'mtu': 1400},
+    ]
+    runs = four_runs(tmp_path, play(network_task('Declare', interfaces=declared)), lab.env)
+
+    check, real = runs.check.one('Declare'), runs.real.one('Declare')
+    assert check['actions'] == real['actions'] == ['create bond0', 'create vmbr1', 'create vmbr1.30', 'apply']
+    assert (check['applied'], real['applied']) == (False, True) and real['management'] == ['eno1', 'vmbr0']
+    assert real['diff']['before'] == {'bond0': None, 'vmbr1': None, 'vmbr1.30': None}
+    # One reload for the whole run, none in check mode or when nothing changed; nothing left staged.
+    assert reloads(lab) == 1 and files(lab)[1] is None
+    have = interfaces(lab)
+    assert (have['bond0']['slaves'], have['bond0']['bond_mode'], have['bond0']['bond-primary']) == ('eno2 eno3', 'active-backup', 'eno2')
+    assert (have['vmbr1']['bridge_ports'], have['vmbr1']['bridge_vids'], have['vmbr1']['comments']) == ('bond0', '10 20-30', 'Guests\npuls-managed\n')
+    assert (have['vmbr1.30']['cidr'], have['vmbr1.30']['mtu'], have['vmbr1.30']['method']) == (lab.address(1) + '/24', '1400', 'static')
+
+    # A bridge made by hand is never pruned; the bond and the VLAN this module made are, and vmbr1 takes eno2 itself.
+    api = lab_vms.client(lab)
+    api.post(NET, iface='vmbr7', type='bridge', comments='by hand')
+    api.run_task('PUT', NET)
+    pruned = run_playbook(tmp_path, play(network_task('Prune', prune=True, interfaces=[{'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2']}])), lab.env)
+    assert pruned.rc == 0, pruned.stdout
+    assert pruned.one('Prune')['actions'] == [
+        'update vmbr1 (release the ports it no longer has)',
+        'delete vmbr1.30',
+        'delete bond0',
+        'update vmbr1',
+        'apply',
+    ]
+    have = interfaces(lab)
+    assert 'bond0' not in have and 'vmbr1.30' not in have and have['vmbr1']['bridge_ports'] == 'eno2' and 'vmbr7' in have
+    assert reloads(lab) == 3
+
+
+def test_refusals_change_nothing_and_changes_staged_by_someone_else_are_applied_only_when_asked(lab, tmp_path):
+    api = lab_vms.client(lab)
+    lab.call(lambda: lab.pve.add_api_token('carol@pve', 'audit', 'audit-secret', {'/': ['Sys.Audit'], '/sdn/zones/localnetwork': ['SDN.Audit']}))
+    api.post(NET, iface='vmbr7', type='bridge', comments='by hand')
+    api.run_task('PUT', NET)
+    # Someone stages a bridge in the web interface.
+    api.post(NET, iface='vmbr8', type='bridge', comments='staged by hand')
+    declared = [{'name': 'vmbr2', 'type': 'bridge', 'ports': ['eno3']}]
+    refused = [
+        network_task('Bad MTU', interfaces=[{'name': 'vmbr2', 'type': 'bridge', 'mtu': 100}]),
+        network_task('Bad address', interfaces=[{'name': 'vmbr2', 'type': 'bridge', 'cidr': '127.0.0.300/8'}]),
+        network_task('Hand-made', interfaces=[{'name': 'vmbr7', 'type': 'bridge', 'mtu': 1400}]),
+        network_task('Management', adopt=True, pending_changes='apply', interfaces=[{'name': 'vmbr0', 'type': 'bridge', 'mtu': 1400}]),
+        network_task(
+            'Without Sys.Modify', api_user='carol@pve', api_token_name='audit', api_token_secret='audit-secret', pending_changes='apply', interfaces=declared
+        ),
+        network_task('Staged', interfaces=declared),
+    ]
+    tasks = [dict(task, ignore_errors=True) for task in refused] + [network_task('Apply both', pending_changes='apply', interfaces=declared)]
+    run = run_playbook(tmp_path, play(*tasks), lab.env, name='refused')
+    assert run.rc == 0, run.stdout
+    assert [record['status'] for record in run.results] == ['failed'] * len(refused) + ['ok']
+    messages = {task['name']: run.one(task['name']).get('msg', '') for task in refused}
+    assert messages['Bad MTU'].startswith('interfaces[0].mtu: vmbr2: 100 is not an MTU PVE takes (1280 to 65520)')
+    assert run.one('Bad MTU')['option'] == 'interfaces[0].mtu'
+    assert messages['Bad address'].startswith('interfaces[0].cidr: vmbr2:')
+    assert 'vmbr7 exists on pve1 but was not made by this collection' in messages['Hand-made'] and 'adopt: true' in messages['Hand-made']
+    assert f"vmbr0 carries the node's management address {lab.block.node(1)}" in messages['Management']
+    assert 'allow_management_change: true' in messages['Management']
+    assert 'Permission check failed (/nodes/pve1, Sys.Modify) to change and apply the network of pve1' in messages['Without Sys.Modify']
+    # A run that would apply refuses while changes someone else staged wait, showing them, until told to apply them.
+    assert 'pve1 has network changes staged by someone else' in messages['Staged'] and '+iface vmbr8 inet manual' in messages['Staged']
+    assert 'pending_changes: apply' in messages['Staged']
+    assert run.one('Apply both')['actions'] == ['create vmbr2', 'apply (with the changes staged before)']
+    # Nothing refused was written: one reload by hand, one by the last task; vmbr7 and vmbr0 as they were.
+    have = interfaces(lab)
+    assert files(lab)[1] is None and {'vmbr2', 'vmbr8'} <= set(have) and reloads(lab) == 2
+    assert 'mtu' not in have['vmbr7'] and 'mtu' not in have['vmbr0'] and 'comments' not in have['vmbr0']
+
+
+def test_the_examples_run_as_documented(lab, tmp_path):
+    """The EXAMPLES as written, but for their documentation address, which becomes one of the lab's."""
+    text = pve_node_network.EXAMPLES.replace('198.51.100.10/24', lab.address(2) + '/24')
+    run = run_playbook(tmp_path, play(*yaml.safe_load(text)), lab.env, name='examples')
+    assert run.rc == 0, run.stdout
+    assert run.one('Show what was done')['msg'] == ['create bond0', 'create vmbr1', 'create vmbr1.30', 'apply']
+    have = interfaces(lab)
+    assert 'bond0' not in have and 'vmbr1.30' not in have and have['vmbr1']['bridge_ports'] == 'eno2'
+    assert have['vmbr0']['comments'] == 'Management\npuls-managed\n' and have['vmbr0']['cidr'] == lab.block.node(1) + '/24'
+    assert reloads(lab) == 3
+
+
+def test_a_change_pve_refuses_midway_reverts_what_the_run_staged(lab):
+    """Straight through the module's reconcile (no playbook): the bond is staged, PVE refuses the bridge's MTU above its
+    port's (Interfaces.pm $check_mtu), and the run reverts the bond instead of leaving it staged."""
+    declared = [
+        {'name': 'bond0', 'type': 'bond', 'ports': ['eno2'], 'autostart': True},
+        {'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno3'], 'mtu': 9000, 'autostart': True},
+    ]
+    with pytest.raises(PveApiError, match=r"mtu 1500 is lower than 'vmbr1' - mtu 9000.*the changes this run had staged on pve1 were reverted"):
+        reconcile(lab_vms.client(lab), {'node': 'pve1', 'interfaces': declared})
+    assert files(lab)[1] is None and reloads(lab) == 0

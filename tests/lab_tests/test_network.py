@@ -1,0 +1,131 @@
+"""A node's network devices (lab/pve/network.py): changes staged in interfaces.new and listed as `changes`, applied by
+PUT /nodes/{node}/network, reverted by DELETE; the parse, write and checks of pve-common's Interfaces.pm."""
+
+import requests
+from test_privileges import as_token
+
+NET = '/nodes/pve1/network'
+
+
+def listing(api, **params):
+    """({iface: settings}, changes) of GET /nodes/pve1/network."""
+    response = api.call('GET', NET, **params)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    return {item['iface']: item for item in body['data']}, body.get('changes')
+
+
+def test_every_node_has_vmbr0_on_eno1_carrying_its_address(lab, api):
+    ips = {item['name']: item['ip'] for item in api.data('GET', '/cluster/status') if item['type'] == 'node'}
+    for index, node in enumerate(('pve1', 'pve2'), 1):
+        assert ips[node] == lab.block.node(index)
+        ifaces = {item['iface']: item for item in api.data('GET', f'/nodes/{node}/network')}
+        vmbr0 = ifaces['vmbr0']
+        assert (vmbr0['type'], vmbr0['bridge_ports'], vmbr0['cidr'], vmbr0['gateway'], vmbr0['method']) == (
+            'bridge',
+            'eno1',
+            lab.block.node(index) + '/24',
+            lab.block.gateway,
+            'static',
+        )
+        assert vmbr0['active'] == 1 and vmbr0['autostart'] == 1
+        # The loopback is never listed; the physical NICs exist.
+        assert 'lo' not in ifaces and ifaces['eno2']['type'] == 'eth' and ifaces['eno2']['exists'] == 1
+    assert set(listing(api, type='any_bridge')[0]) == {'vmbr0'}
+
+
+def test_a_change_is_staged_listed_as_changes_and_applied_by_a_reload(lab, api):
+    current = lab.pve.network_files('pve1')[0]
+    api.data('POST', NET, iface='vmbr1', type='bridge', bridge_ports='eno2', cidr='127.0.0.1/8', autostart=1, comments='lab bridge')
+    ifaces, changes = listing(api)
+    assert ifaces['vmbr1']['cidr'] == '127.0.0.1/8' and 'active' not in ifaces['vmbr1']
+    # Comment lines read back each ending in a newline.
+    assert api.data('GET', NET + '/vmbr1')['comments'] == 'lab bridge\n'
+    assert '+auto vmbr1\n' in changes and '+\tbridge-ports eno2\n' in changes and '+#lab bridge\n' in changes
+    assert lab.pve.network_files('pve1')[0] == current
+    status = api.run('PUT', NET)
+    assert status['exitstatus'] == 'OK' and status['type'] == 'srvreload' and status['id'] == 'networking'
+    ifaces, changes = listing(api)
+    assert changes is None and ifaces['vmbr1']['active'] == 1
+    assert lab.pve.network_files('pve1')[1] is None and 'iface vmbr1 inet static\n' in lab.pve.network_files('pve1')[0]
+
+
+def test_a_revert_drops_the_staged_changes(lab, api):
+    api.data('POST', NET, iface='bond0', type='bond', slaves='eno2 eno3', bond_mode='active-backup')
+    bond0 = listing(api)[0]['bond0']
+    assert (bond0['type'], bond0['slaves'], bond0['bond_mode'], bond0['bond_miimon']) == ('bond', 'eno2 eno3', 'active-backup', '100')
+    api.data('DELETE', NET)
+    ifaces, changes = listing(api)
+    assert 'bond0' not in ifaces and changes is None
+
+
+def test_an_update_replaces_what_it_is_sent_only(lab, api):
+    api.data('POST', NET, iface='vmbr1', type='bridge', cidr='127.0.0.2/8', bridge_vlan_aware=1)
+    assert listing(api)[0]['vmbr1']['bridge_vids'] == '2-4094'  # the writer's default for a VLAN-aware bridge
+    # update_network: `method` follows the address sent, so an update without it leaves the address as manual.
+    api.data('PUT', NET + '/vmbr1', type='bridge', mtu=1400)
+    vmbr1 = listing(api)[0]['vmbr1']
+    assert (vmbr1['method'], vmbr1['cidr'], vmbr1['mtu']) == ('manual', '127.0.0.2/8', '1400')
+    # bridge_vlan_aware=0 is still defined, so the writer keeps the bridge VLAN-aware; only a delete clears it.
+    api.data('PUT', NET + '/vmbr1', type='bridge', bridge_vlan_aware=0, cidr='127.0.0.2/8')
+    assert listing(api)[0]['vmbr1']['bridge_vlan_aware'] == 1
+    api.data('PUT', NET + '/vmbr1', type='bridge', delete='bridge_vlan_aware,mtu', cidr='127.0.0.2/8')
+    vmbr1 = listing(api)[0]['vmbr1']
+    assert 'bridge_vlan_aware' not in vmbr1 and 'mtu' not in vmbr1 and vmbr1['method'] == 'static'
+
+
+def test_bad_changes_are_refused_and_nothing_is_staged(lab, api):
+    assert api.error('POST', NET, iface='vmbr0', type='bridge')[::2] == (400, {'iface': 'interface already exists'})
+    assert api.error('POST', NET, iface='vmbr1', type='bridge', bridge_ports='eno1')[::2] == (
+        400,
+        {'bridge_ports': "eno1 is already used on interface 'vmbr0'."},
+    )
+    assert api.error('POST', NET, iface='vmbr1', type='bridge', gateway='127.0.0.9')[::2] == (
+        400,
+        {'gateway': "Default gateway already exists on interface 'vmbr0'."},
+    )
+    assert api.error('PUT', NET + '/vmbr9', type='bridge')[::2] == (400, {'iface': 'interface does not exist'})
+    assert api.error('POST', NET, iface='bond0', type='bond', slaves='eno9')[:2] == (500, "bond 'bond0' - unable to find slave 'eno9'")
+    assert api.error('POST', NET, iface='vmbr1', type='bridge', bridge_ports='eno2', mtu=9000)[:2] == (
+        500,
+        "interface 'eno2' - mtu 1500 is lower than 'vmbr1' - mtu 9000",
+    )
+    assert api.error('POST', NET, iface='eno7.20', type='vlan')[:2] == (500, "vlan 'eno7.20' - unable to find parent 'eno7'")
+    # None of them staged anything.
+    assert listing(api)[1] is None
+    api.data('POST', NET, iface='vmbr1', type='bridge', bridge_ports='eno2', cidr='127.0.0.3/8')
+    assert api.error('POST', NET, iface='vmbr2', type='bridge', bridge_ports='vmbr1')[:2] == (
+        500,
+        "iface vmbr1 - ip address can't be set on interface if bridged in vmbr2",
+    )
+    # A VLAN of another interface as a port needs no stanza of its own.
+    api.data('POST', NET, iface='vmbr3', type='bridge', bridge_ports='eno3.7')
+    assert set(listing(api)[0]) == {'eno1', 'eno2', 'eno3', 'vmbr0', 'vmbr1', 'vmbr3'}
+
+
+def test_a_vlan_interface_takes_its_parent_and_id_from_its_name(lab, api):
+    api.data('POST', NET, iface='vmbr0.30', type='vlan', cidr='127.0.0.4/8')
+    vlan = listing(api)[0]['vmbr0.30']
+    assert (vlan['type'], vlan['vlan-raw-device'], vlan['vlan-id']) == ('vlan', 'vmbr0', '30')
+    api.data('POST', NET, iface='vlan40', type='vlan', **{'vlan-raw-device': 'eno2'})
+    assert listing(api)[0]['vlan40']['vlan-id'] == '40'
+    api.data('DELETE', NET + '/vlan40')
+    assert 'vlan40' not in listing(api)[0]
+
+
+def test_writes_need_sys_modify_and_bridges_are_listed_to_who_may_see_them(lab):
+    audit = as_token(lab, lab.call(lambda: lab.pve.add_api_token('carol@pve', 'net', 'net-secret', {'/nodes/pve1': ['Sys.Audit']})), 'net-secret')
+    assert audit('POST', NET, iface='vmbr1', type='bridge') == (403, 'Permission check failed (/nodes/pve1, Sys.Modify)')
+    assert audit('PUT', NET) == (403, 'Permission check failed (/nodes/pve1, Sys.Modify)')
+    grants = {'/nodes/pve1': ['Sys.Modify'], '/sdn/zones/localnetwork/vmbr0/10': ['SDN.Audit']}
+    modify = as_token(lab, lab.call(lambda: lab.pve.add_api_token('dave@pve', 'mod', 'mod-secret', grants)), 'mod-secret')
+    assert modify('POST', NET, iface='vmbr1', type='bridge')[0] == 200
+    assert sorted(item['iface'] for item in _listed(lab, 'carol@pve!net', 'net-secret') if item['type'] == 'bridge') == []
+    # A grant on one of its VLANs lists vmbr0 (check_sdn_bridge), none lists vmbr1.
+    assert sorted(item['iface'] for item in _listed(lab, 'dave@pve!mod', 'mod-secret') if item['type'] == 'bridge') == ['vmbr0']
+
+
+def _listed(lab, tokenid, secret):
+    response = requests.get(lab.url + '/api2/json' + NET, verify=lab.cafile, timeout=30, headers={'Authorization': f'PVEAPIToken={tokenid}={secret}'})
+    assert response.status_code == 200, response.text
+    return response.json()['data']

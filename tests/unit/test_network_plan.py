@@ -1,0 +1,184 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""pve_node_network's planner: declared interfaces against the node's listed ones give the create, update, delete and
+one apply that converge them; it refuses unowned and management interfaces, and changes someone else staged."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.puls.proxmox.plugins.module_utils._network_plan import (
+    APPLY,
+    CREATE,
+    DELETE,
+    UPDATE,
+    NetworkOptionError,
+    NetworkRefused,
+    Observed,
+    check_options,
+    management_chain,
+    plan,
+)
+
+ADDRESS = '127.0.0.201'
+# The installer's network as GET /nodes/pve1/network lists it.
+INSTALLED = {
+    'eno1': {'iface': 'eno1', 'type': 'eth', 'method': 'manual', 'exists': 1},
+    'eno2': {'iface': 'eno2', 'type': 'eth', 'method': 'manual', 'exists': 1},
+    'eno3': {'iface': 'eno3', 'type': 'eth', 'method': 'manual', 'exists': 1},
+    'vmbr0': {'iface': 'vmbr0', 'type': 'bridge', 'bridge_ports': 'eno1', 'cidr': ADDRESS + '/24', 'address': ADDRESS, 'autostart': 1, 'method': 'static'},
+}
+
+
+def spec(*interfaces, **options):
+    return check_options(dict({'node': 'pve1', 'interfaces': [dict({'autostart': True}, **item) for item in interfaces]}, **options))
+
+
+def observed(extra=None, changes=None, **replaced):
+    interfaces = dict(INSTALLED, **(extra or {}))
+    interfaces.update(replaced)
+    return Observed(interfaces, changes, ADDRESS)
+
+
+def kinds(result):
+    return [(action.kind, action.params.get('iface')) for action in result.actions]
+
+
+def owned(name, **settings):
+    return {name: dict({'iface': name, 'comments': 'puls-managed\n', 'autostart': 1}, **settings)}
+
+
+def test_a_new_bridge_is_created_with_the_mark_then_applied_once():
+    result = plan(spec({'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2'], 'cidr': '127.0.0.5/8', 'vlan_aware': True}), observed())
+    assert kinds(result) == [(CREATE, 'vmbr1'), (APPLY, None)]
+    assert result.actions[0].params['params'] == {
+        'type': 'bridge',
+        'bridge_ports': 'eno2',
+        'cidr': '127.0.0.5/8',
+        'bridge_vlan_aware': 1,
+        'autostart': 1,
+        'comments': 'puls-managed',
+    }
+    assert result.diff['before'] == {'vmbr1': None}
+    assert result.diff['after']['vmbr1']['managed'] is True and result.changes == ('vmbr1',)
+
+
+def test_an_interface_as_declared_plans_nothing_and_comments_compare_without_the_mark():
+    have = owned('vmbr1', type='bridge', bridge_ports='eno2', cidr='127.0.0.5/8', mtu='1500', comments='Guests\npuls-managed\n')
+    declared = {'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2'], 'cidr': '127.0.0.5/8', 'mtu': 1500, 'comments': 'Guests'}
+    result = plan(spec(declared), observed(have))
+    assert result.actions == () and result.diff['before'] == result.diff['after']
+
+
+def test_an_update_sends_its_type_what_changed_and_the_address_again():
+    have = owned('vmbr1', type='bridge', bridge_ports='eno2', cidr='127.0.0.5/8', bridge_vlan_aware=1, bridge_vids='2-4094')
+    result = plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400, 'vlan_aware': False}), observed(have))
+    assert kinds(result) == [(UPDATE, 'vmbr1'), (APPLY, None)]
+    # update_network sets method static only when sent an address; bridge_vlan_aware=0 would still be VLAN-aware.
+    assert result.actions[0].params == {
+        'iface': 'vmbr1',
+        'params': {'type': 'bridge', 'mtu': 1400, 'cidr': '127.0.0.5/8'},
+        'delete': ['bridge_vlan_aware', 'bridge_vids'],
+    }
+
+
+def test_a_bridge_declared_without_ports_has_none_and_keeps_none():
+    result = plan(spec({'name': 'vmbr2', 'type': 'bridge', 'ports': []}), observed())
+    assert result.actions[0].params['params'] == {'type': 'bridge', 'autostart': 1, 'comments': 'puls-managed'}
+    assert plan(spec({'name': 'vmbr2', 'type': 'bridge', 'ports': []}), observed(owned('vmbr2', type='bridge'))).actions == ()
+    emptied = plan(spec({'name': 'vmbr2', 'type': 'bridge', 'ports': []}), observed(owned('vmbr2', type='bridge', bridge_ports='eno2')))
+    assert [action.params['delete'] for action in emptied.actions[:-1]] == [['bridge_ports']]
+
+
+def test_ports_moved_between_interfaces_are_released_before_deletes_and_creates():
+    have = {
+        **owned('bond0', type='bond', slaves='eno2 eno3', bond_mode='balance-rr'),
+        **owned('vmbr1', type='bridge', bridge_ports='bond0'),
+        **owned('vmbr1.30', type='vlan', **{'vlan-raw-device': 'vmbr1'}),
+    }
+    declared = [{'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2']}, {'name': 'bond1', 'type': 'bond', 'ports': ['eno3']}]
+    result = plan(spec(*declared, prune=True), observed(have))
+    assert kinds(result) == [(UPDATE, 'vmbr1'), (DELETE, 'vmbr1.30'), (DELETE, 'bond0'), (CREATE, 'bond1'), (UPDATE, 'vmbr1'), (APPLY, None)]
+    assert result.actions[0].params['delete'] == ['bridge_ports'] and result.actions[0].params['release'] is True
+    assert result.actions[4].params['params']['bridge_ports'] == 'eno2'
+
+
+def test_prune_deletes_only_marked_interfaces():
+    have = {**owned('vmbr5', type='bridge', bridge_ports=''), 'vmbr6': {'iface': 'vmbr6', 'type': 'bridge', 'comments': 'by hand\n'}}
+    result = plan(spec(prune=True), observed(have))
+    assert kinds(result) == [(DELETE, 'vmbr5'), (APPLY, None)]
+    assert result.diff['after'] == {'vmbr5': None}
+    assert plan(spec(), observed(have)).actions == ()
+
+
+def test_an_unmarked_interface_is_adopted_only_when_asked():
+    have = {'vmbr6': {'iface': 'vmbr6', 'type': 'bridge', 'bridge_ports': 'eno2', 'comments': 'by hand\n'}}
+    with pytest.raises(NetworkRefused, match=r"interfaces\[0\]: vmbr6 exists on pve1 but was not made by this collection .*set adopt: true"):
+        plan(spec({'name': 'vmbr6', 'type': 'bridge'}), observed(have))
+    with pytest.raises(NetworkRefused, match='adopt'):
+        plan(spec({'name': 'vmbr6', 'state': 'absent'}), observed(have))
+    adopted = plan(spec({'name': 'vmbr6', 'type': 'bridge'}, adopt=True), observed(have))
+    # autostart defaults to true: the installer's interfaces without an auto line get one.
+    assert adopted.actions[0].params['params'] == {'type': 'bridge', 'autostart': 1, 'comments': 'by hand\npuls-managed'}
+
+
+def test_the_management_interface_and_its_ports_refuse_change_unless_allowed():
+    assert management_chain(INSTALLED, ADDRESS) == {
+        'vmbr0': "vmbr0 carries the node's management address 127.0.0.201",
+        'eno1': "eno1 is beneath vmbr0, which carries the node's management address 127.0.0.201",
+    }
+    declared = {'name': 'vmbr0', 'type': 'bridge', 'mtu': 9000}
+    with pytest.raises(NetworkRefused, match=r"vmbr0 on pve1: vmbr0 carries the node's management address 127\.0\.0\.201 .*allow_management_change: true"):
+        plan(spec(declared, adopt=True), observed())
+    assert kinds(plan(spec(declared, adopt=True, allow_management_change=True), observed())) == [(UPDATE, 'vmbr0'), (APPLY, None)]
+    # A bond beneath the management bridge is protected as well.
+    bonded = observed(owned('bond0', type='bond', slaves='eno1'), vmbr0=dict(INSTALLED['vmbr0'], bridge_ports='bond0'))
+    with pytest.raises(NetworkRefused, match='bond0 is beneath vmbr0'):
+        plan(spec({'name': 'bond0', 'state': 'absent'}), bonded)
+
+
+def test_changes_staged_by_someone_else_are_refused_unless_applied_with_the_run():
+    staged = observed(changes='+auto vmbr9\n')
+    declared = {'name': 'vmbr1', 'type': 'bridge'}
+    with pytest.raises(NetworkRefused, match=r'(?s)pve1 has network changes staged by someone else.*\+auto vmbr9.*pending_changes: apply'):
+        plan(spec(declared), staged)
+    # Nothing to do: nothing applied, nothing refused.
+    assert plan(spec(), staged).actions == ()
+    result = plan(spec(declared, pending_changes='apply'), staged)
+    assert kinds(result) == [(CREATE, 'vmbr1'), (APPLY, None)] and result.diff['before']['(pending)'] == '+auto vmbr9\n'
+    assert kinds(plan(spec(pending_changes='apply'), staged)) == [(APPLY, None)]
+    assert kinds(plan(spec(declared, apply=False), staged)) == [(CREATE, 'vmbr1')]
+
+
+def test_a_type_the_node_reads_differently_is_refused():
+    with pytest.raises(NetworkRefused, match=r'interfaces\[0\]\.type: vmbr1 is a bridge on pve1, not a vlan'):
+        plan(spec({'name': 'vmbr1', 'type': 'vlan', 'vlan_raw_device': 'eno2', 'vlan_id': 5}), observed(owned('vmbr1', type='bridge')))
+
+
+@pytest.mark.parametrize(
+    ('item', 'option', 'message'),
+    [
+        ({'name': 'v', 'type': 'bridge'}, 'interfaces[0].name', "'v' is not an interface name"),
+        ({'name': 'vmbr1'}, 'interfaces[0].type', 'type is required'),
+        ({'name': 'uplink', 'type': 'bond'}, 'interfaces[0].name', 'must be named bondN'),
+        ({'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.0.0.300/8'}, 'interfaces[0].cidr', 'not an IPv4 address with its prefix'),
+        ({'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.0.0.3'}, 'interfaces[0].cidr', 'lacks the prefix length'),
+        ({'name': 'vmbr1', 'type': 'bridge', 'mtu': 100}, 'interfaces[0].mtu', '1280 to 65520'),
+        ({'name': 'vmbr1', 'type': 'bridge', 'vlan_aware': True, 'vlan_ids': '5000'}, 'interfaces[0].vlan_ids', 'not a VLAN ID'),
+        ({'name': 'vmbr1', 'type': 'bridge', 'vlan_ids': '10'}, 'interfaces[0].vlan_ids', 'need vlan_aware'),
+        ({'name': 'vmbr1', 'type': 'bridge', 'bond_mode': '802.3ad'}, 'interfaces[0].bond_mode', 'for a bond, not a bridge'),
+        ({'name': 'bond0', 'type': 'bond', 'bond_primary': 'eno2'}, 'interfaces[0].bond_primary', 'active-backup'),
+        ({'name': 'vlan30', 'type': 'vlan'}, 'interfaces[0].vlan_raw_device', 'needs vlan_raw_device'),
+        ({'name': 'vmbr0.5000', 'type': 'vlan'}, 'interfaces[0].name', '1 to 4094'),
+        ({'name': 'vmbr0.5', 'type': 'vlan', 'ports': ['eno2']}, 'interfaces[0].ports', 'a VLAN has no ports'),
+    ],
+)
+def test_bad_input_names_the_option(item, option, message):
+    with pytest.raises(NetworkOptionError, match=message) as raised:
+        spec(item)
+    assert raised.value.option == option and str(raised.value).startswith(option + ': ')
+
+
+def test_an_interface_declared_twice_is_refused():
+    with pytest.raises(NetworkOptionError, match=r'interfaces\[1\]\.name: vmbr1 is declared twice \(also interfaces\[0\]\)'):
+        spec({'name': 'vmbr1', 'type': 'bridge'}, {'name': 'vmbr1', 'type': 'bridge'})
