@@ -147,25 +147,16 @@ def _check(client, resources, machine: Mapping) -> MachineCheck:
         return _check_container(client, resources, machine)
     declared = Declared.from_params(machine['vm'])
     spec = declared.spec
-    if spec.state == 'absent':
-        return MachineCheck(False, 'declared absent')
-    found = find_vm(resources, spec.name, spec.vmid)
+    found, unfound = _find(resources, machine, spec, find_vm)
     if found is None:
-        return MachineCheck(False, 'not created yet')
-    replaced = machine.get('replace')
-    if replaced and find_vm(resources, replaced) is not None:
-        return MachineCheck(False, f'replaces {replaced}, which still exists')
+        return unfound
     observed = observe(client, found, restart_matters=spec.apply_mode == 'reboot')
     vm = Vm(observed.vmid, observed.node, spec.name)
     plan = plan_vm(spec, observed, None, seed_volume_for(client, declared, observed.node, observed.config))
-    if plan.changed:
-        return MachineCheck(False, 'VM to converge: ' + (', '.join(plan.changes) or ', '.join(a.kind for a in plan.actions)), vm.vmid, vm.node)
-    if plan.reboot_required:
-        # In report mode: the keys of the VM's restart record (_restart), judged by the listing's uptime, no request.
-        return MachineCheck(False, 'awaiting restart: ' + ', '.join(plan.reboot_required), vm.vmid, vm.node)
-    unprovisioned = _provision_check(machine, observed.config, vm.vmid, vm.node)
-    if unprovisioned is not None:
-        return unprovisioned
+    # A reboot_required in report mode: the keys of the VM's restart record (_restart), judged by the listing's uptime.
+    pending = _pending(machine, plan, 'VM', observed)
+    if pending is not None:
+        return pending
     outcome = Outcome(vm, observed.status)
     address = reach_address(client, spec, outcome, observed.config, declared.dns_address, observed.running, machine['vm']['agent_timeout'])
     return MachineCheck(True, '; '.join(outcome.warnings), vm.vmid, vm.node, address)
@@ -174,34 +165,42 @@ def _check(client, resources, machine: Mapping) -> MachineCheck:
 def _check_container(client, resources, machine: Mapping) -> MachineCheck:
     """A container, as pve_container would find, read and plan it (``_ct_io``)."""
     spec = CtSpec.from_params(machine['vm'])
-    if spec.state == 'absent':
-        return MachineCheck(False, 'declared absent')
-    found = find_container(resources, spec.name, spec.vmid)
+    found, unfound = _find(resources, machine, spec, find_container)
     if found is None:
-        return MachineCheck(False, 'not created yet')
-    replaced = machine.get('replace')
-    if replaced and find_container(resources, replaced) is not None:
-        return MachineCheck(False, f'replaces {replaced}, which still exists')
+        return unfound
     observed = _ct_io.observe_in(client, found, resources)
-    plan = plan_container(spec, observed, None)
-    if plan.changed:
-        return MachineCheck(
-            False, 'container to converge: ' + (', '.join(plan.changes) or ', '.join(a.kind for a in plan.actions)), observed.vmid, observed.node
-        )
-    if plan.reboot_required:
-        return MachineCheck(False, 'awaiting restart: ' + ', '.join(plan.reboot_required), observed.vmid, observed.node)
-    unprovisioned = _provision_check(machine, observed.config, observed.vmid, observed.node)
-    if unprovisioned is not None:
-        return unprovisioned
+    pending = _pending(machine, plan_container(spec, observed, None), 'container', observed)
+    if pending is not None:
+        return pending
     return MachineCheck(True, '', observed.vmid, observed.node, _ct_io.container_address(spec, observed.config))
 
 
-def _provision_check(machine: Mapping, config: Mapping, vmid: int | None, node: str | None) -> MachineCheck | None:
-    """The machine not as declared for its provision record (files pending, or recorded ones no longer declared), else None."""
+def _find(resources, machine: Mapping, spec, find) -> tuple[Mapping | None, MachineCheck]:
+    """The machine's entry in the listing (``find``: find_vm, find_container), or None and why it is not as declared
+    without a read: declared absent, not created yet, or the machine it replaces still exists."""
+    if spec.state == 'absent':
+        return None, MachineCheck(False, 'declared absent')
+    found = find(resources, spec.name, spec.vmid)
+    if found is None:
+        return None, MachineCheck(False, 'not created yet')
+    replaced = machine.get('replace')
+    if replaced and find(resources, replaced) is not None:
+        return None, MachineCheck(False, f'replaces {replaced}, which still exists')
+    return found, MachineCheck(True, '')
+
+
+def _pending(machine: Mapping, plan, noun: str, observed) -> MachineCheck | None:
+    """Why the machine found is not as declared: its module's plan changes it or it awaits a restart, files of its
+    provision record are pending, or the record names files no longer declared; None when nothing is pending."""
+    vmid, node = observed.vmid, observed.node
+    if plan.changed:
+        return MachineCheck(False, f'{noun} to converge: ' + (', '.join(plan.changes) or ', '.join(a.kind for a in plan.actions)), vmid, node)
+    if plan.reboot_required:
+        return MachineCheck(False, 'awaiting restart: ' + ', '.join(plan.reboot_required), vmid, node)
     provision = machine.get('provision') or {}
     if provision.get('files'):
         request = NotesRequest.from_params(dict(provision, state='query'))
-        notes = plan_notes(config.get('description'), request)
+        notes = plan_notes(observed.config.get('description'), request)
         if notes.pending:
             return MachineCheck(False, 'provision files pending: ' + ', '.join(notes.pending), vmid, node)
         if notes.stale:
