@@ -46,7 +46,8 @@ def test_a_container_fleet_is_planned_created_provisioned_then_left_alone_withou
     (tmp_path / 'mark.yml').write_text(textwrap.dedent(MARK))
     key, public = lab_vms.ssh_key(tmp_path)
     volume = f'local:vztmpl/{CONTAINER_TEMPLATE}'
-    declared = {'image': volume, 'storage': 'local-lvm', 'node': 'pve1', 'ssh_keys': [public], 'gateway': lab.gateway}
+    # Root's SSH keys are pve_ssh_keys, as the role gives them to every container.
+    declared = {'image': volume, 'storage': 'local-lvm', 'node': 'pve1', 'gateway': lab.gateway}
     hosts = {
         'dns1': {'pve_container': dict(declared, ip=f'{lab.address(31)}/24', cores=1, memory=256, tags=['dns']), 'pve_provision': ['mark.yml']},
         'cache1': {'pve_container': dict(declared, ip=f'{lab.address(32)}/24', memory=512)},
@@ -55,6 +56,7 @@ def test_a_container_fleet_is_planned_created_provisioned_then_left_alone_withou
         'all': {
             'vars': {
                 'pve_ssh_user': 'root',
+                'pve_ssh_keys': [public],
                 'pve_ssh_private_key_file': str(key),
                 'pve_guest_python': sys.executable,
                 'pve_provision_dir': str(tmp_path),
