@@ -584,7 +584,14 @@ def test_the_example_fleet_is_the_demo_fleet(example_listings):
     assert (hostvars['web1']['pve_ip'], 'pve_ip' in hostvars['web2']) == ('127.77.0.21/24', False)
     assert hostvars['web3']['pve_user_data'].startswith('#cloud-config\n')
     assert hostvars['web4']['pve_replace'] == 'web-old'
-    assert [iso['url'] for iso in hostvars['web1']['pve_isos']] == ['http://127.77.0.3/lab-tools.iso']
+    assert [iso['url'] for iso in hostvars['web1']['pve_isos']] == [
+        'http://127.77.0.3/lab-tools.iso',
+        'http://127.77.0.3/debian-12-standard_12.7-1_amd64.tar.zst',
+    ]
+    # A container from the OS template the fleet downloads, provisioned as root.
+    assert group_members(example_listings[0])['pve_containers'] == (['dns1'], [])
+    assert hostvars['dns1']['pve_container']['image'] == 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst'
+    assert (hostvars['dns1']['pve_ssh_user'], hostvars['dns1']['pve_provision']) == ('root', ['base.yml'])
 
 
 def test_the_example_provision_files_exist_next_to_the_inventories(example_listings):
