@@ -327,11 +327,6 @@ _DIRECT_FIELDS = {
 _STRUCTURED_FIELDS = ('image', 'fromTemplate', 'disks', 'net', 'cloudInit', 'state')
 # A template is not a running guest and is rebuilt, never replaced.
 _VM_ONLY_FIELDS = ('applyMode', 'userData', 'replace', 'onboot', 'adopt')
-SPEC_FIELDS = {
-    VIRTUAL_MACHINE: tuple(_DIRECT_FIELDS) + _STRUCTURED_FIELDS + ('iso',),
-    TEMPLATE: tuple(field for field in _DIRECT_FIELDS if field not in _VM_ONLY_FIELDS) + _STRUCTURED_FIELDS,
-    ISO: ('source', 'node', 'storage', 'checksum'),
-}
 # A container's spec fields (proxmops' ContainerSpec; the rest are extensions) that set one option of pve_container
 # each, and how each is read. rootfs, net and template are read by their own code.
 _CONTAINER_OPTION_FIELDS = {
@@ -345,7 +340,12 @@ _CONTAINER_OPTION_FIELDS = {
 }
 # A container's spec fields that set a role variable, as a VM's do.
 _CONTAINER_VARIABLE_FIELDS = {field: _DIRECT_FIELDS[field] for field in ('vmid', 'provision', 'forceConfigCheck', 'replace', 'adopt')}
-SPEC_FIELDS[CONTAINER] = (*_CONTAINER_OPTION_FIELDS, *_CONTAINER_VARIABLE_FIELDS, 'rootfs', 'net', 'template', 'state')
+SPEC_FIELDS = {
+    VIRTUAL_MACHINE: tuple(_DIRECT_FIELDS) + _STRUCTURED_FIELDS + ('iso',),
+    TEMPLATE: tuple(field for field in _DIRECT_FIELDS if field not in _VM_ONLY_FIELDS) + _STRUCTURED_FIELDS,
+    ISO: ('source', 'node', 'storage', 'checksum'),
+    CONTAINER: (*_CONTAINER_OPTION_FIELDS, *_CONTAINER_VARIABLE_FIELDS, 'rootfs', 'net', 'template', 'state'),
+}
 STATES = {VIRTUAL_MACHINE: ('running', 'stopped', 'absent'), TEMPLATE: ('absent',), CONTAINER: ('running', 'stopped', 'absent')}
 CLOUD_INIT_FIELDS = ('user', 'password', 'sshKeys', 'ip', 'nameserver', 'searchDomain', 'searchdomain')
 # proxmops fields that puls.proxmox does not reconcile: a warning, not an error.
