@@ -10,7 +10,7 @@ version_added: 0.1.0
 author:
   - puls.proxmox contributors (@puls-proxmox)
 description:
-  - Each host of the groups C(pve_templates) and C(pve_vms), once, also the hosts outside C(--limit), read from its
+  - Each host of the groups C(pve_templates), C(pve_vms) and C(pve_containers), once, also the hosts outside C(--limit), read from its
     variables with the C(puls.proxmox.reconcile) role's defaults. The role's pre-flight checks
     (P(puls.proxmox.fleet_problems#filter), P(puls.proxmox.unadopted#filter)) and its orphans and pruning take them.
 positional: groups
@@ -20,7 +20,7 @@ options:
     type: dict
     required: true
   groups:
-    description: The inventory's groups, C(groups); hosts of neither group are no machines.
+    description: The inventory's groups, C(groups); hosts of none of the three groups are no machines.
     type: dict
     required: true
 '''
@@ -36,9 +36,10 @@ RETURN = r'''
 _value:
   description:
     - One dict per machine, templates first, with C(host), C(name) (C(pve_vm_name), default the host), C(vmid)
-      (C(pve_vmid), or null), C(ip) (C(pve_ip), or empty), C(replace) (C(pve_replace), or empty), C(image) (C(pve_image)
-      as a string, or empty), C(state) (C(pve_state), default V(present)), C(adopt) (C(pve_adopt) as a bool) and
-      C(template) (whether the host is in group C(pve_templates)).
+      (C(pve_vmid), or null), C(ip) (C(pve_ip), a container's C(pve_container.ip), or empty), C(replace) (C(pve_replace), or empty), C(image) (C(pve_image)
+      as a string, or empty; empty for a container), C(state) (C(pve_state), default V(present)), C(adopt) (C(pve_adopt) as a bool) ,
+      C(template) (whether the host is in group C(pve_templates)) and C(type) (V(lxc) for a host of C(pve_containers)
+      only, else V(qemu)).
   type: list
   elements: dict
 '''
@@ -48,7 +49,7 @@ from ansible_collections.puls.proxmox.plugins.plugin_utils._fleet_checks import 
 
 def declared_machines_of(hostvars, groups):
     """See DOCUMENTATION."""
-    return declared_machines(hostvars, groups.get('pve_templates') or [], groups.get('pve_vms') or [])
+    return declared_machines(hostvars, groups.get('pve_templates') or [], groups.get('pve_vms') or [], groups.get('pve_containers') or [])
 
 
 class FilterModule:

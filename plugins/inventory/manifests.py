@@ -18,8 +18,9 @@ description:
   - Every document of a manifest file is a manifest and is validated. A file can hold several documents separated by
     C(---).
   - Kind C(VirtualMachine) becomes a host of the group C(pve_vms). Kind C(Template) becomes a host of the group
-    C(pve_templates). Kind C(Iso) becomes an entry of C(pve_isos), a variable of the group C(all). Kinds C(Container) and
-    C(Network) are reported with a warning and ignored, because they are not reconciled.
+    C(pve_templates). Kind C(Container) becomes a host of the group C(pve_containers). Kind C(Iso) becomes an entry of
+    C(pve_isos), a variable of the group C(all). Kind C(Network) is reported with a warning and ignored, because it is
+    not reconciled.
   - >-
     Every manifest is read and checked before the first host is added, so an invalid manifest never leaves a partial
     inventory. The error starts with the file and the document, counted from 1, and names the field. For example, a
@@ -103,12 +104,26 @@ notes:
     C(pve_force_config_check). C(replace) is C(pve_replace). A C(Template) also accepts C(fromTemplate) and C(cloudInit), for the VM that builds it. It does not
     accept C(applyMode), C(userData), C(replace), C(onboot) or C(adopt).
   - >-
+    B(Container.) A C(Container) sets the host's C(pve_container), the options of P(puls.proxmox.pve_container#module).
+    C(metadata.node) is its C(node), C(metadata.tags) its C(tags). C(spec.cores) and C(spec.memory) are C(cores) and
+    C(memory). C(spec.rootfs.storage) is C(storage), C(spec.rootfs.size) C(disk_size). C(spec.net[0]) is the container's
+    C(eth0) - C(bridge), C(tag) (C(vlan)), C(ip) (V(dhcp) or C(ADDRESS/PREFIX)) and C(gw) (C(gateway)); further devices
+    and C(model) are reported with a warning and ignored. C(spec.template) is C(image) - a volume such as
+    V(local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst) as it is, or the name of the OS template that one C(Iso)
+    manifest (on the container's node, or on no node in particular) downloads - its file name, or the file name's part
+    before C(_VERSION), such as V(debian-12-standard). C(spec.vmid) is C(pve_vmid), and C(spec.state) is C(pve_power)
+    or C(pve_state), as for a VM.
+  - >-
+    B(Container extensions.) C(sshKeys), C(password), C(unprivileged), C(features) and C(onboot) are the options of
+    P(puls.proxmox.pve_container#module) of the same names (C(sshKeys) is C(ssh_keys)). C(provision),
+    C(forceConfigCheck), C(replace) and C(adopt) are the role variables they are for a VM.
+  - >-
     B(ISO.) C(spec.iso) of a C(VirtualMachine) is C(pve_cdrom), the ISO in its CD-ROM drive: a volume such as
     V(local:iso/debian-12.iso) as it is, or a file name, which is the volume of the C(Iso) manifest of that file (on
     the machine's node, or on no node in particular). A file name no C(Iso) manifest declares is an error.
   - >-
     B(Not reconciled.) These proxmops fields are reported with a warning and ignored: C(spec.net[].ip) and
-    C(spec.net[].gw) (proxmops applies them to containers only). A field that neither proxmops
+    C(spec.net[].gw) of a C(VirtualMachine) or C(Template) (proxmops applies them to containers only). A field that neither proxmops
     nor this plugin knows is an error, so a misspelt field never goes unnoticed.
   - >-
     B(Errors.) Ansible reports an inventory source that fails to parse as a warning and goes on without its hosts. Set
@@ -161,12 +176,14 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import m
 API_VERSION = 'proxmops.dev/v1'
 VM_GROUP = 'pve_vms'
 TEMPLATE_GROUP = 'pve_templates'
+CONTAINER_GROUP = 'pve_containers'
 VIRTUAL_MACHINE = 'VirtualMachine'
 TEMPLATE = 'Template'
 ISO = 'Iso'
-# proxmops defines these kinds but applies neither; they are reported and ignored.
-NOT_RECONCILED_KINDS = ('Container', 'Network')
-KINDS = (VIRTUAL_MACHINE, TEMPLATE, ISO) + NOT_RECONCILED_KINDS
+CONTAINER = 'Container'
+# proxmops defines this kind but does not apply it; it is reported and ignored.
+NOT_RECONCILED_KINDS = ('Network',)
+KINDS = (VIRTUAL_MACHINE, TEMPLATE, ISO, CONTAINER) + NOT_RECONCILED_KINDS
 
 # A file is a manifest file when one of its documents starts a top-level proxmops apiVersion line.
 _MANIFEST_LINE = re.compile(r'''^apiVersion:\s*["']?proxmops\.dev/''', re.MULTILINE)
@@ -310,15 +327,31 @@ _DIRECT_FIELDS = {
 _STRUCTURED_FIELDS = ('image', 'fromTemplate', 'disks', 'net', 'cloudInit', 'state')
 # A template is not a running guest and is rebuilt, never replaced.
 _VM_ONLY_FIELDS = ('applyMode', 'userData', 'replace', 'onboot', 'adopt')
+# A container's spec fields (proxmops' ContainerSpec; the rest are extensions) that set one option of pve_container
+# each, and how each is read. rootfs, net and template are read by their own code.
+_CONTAINER_OPTION_FIELDS = {
+    'cores': ('cores', Fields.positive_int),
+    'memory': ('memory', Fields.positive_int),
+    'sshKeys': ('ssh_keys', Fields.text_list),
+    'password': ('password', Fields.text),
+    'unprivileged': ('unprivileged', Fields.boolean),
+    'features': ('features', Fields.text_list),
+    'onboot': ('onboot', Fields.boolean),
+}
+# A container's spec fields that set a role variable, as a VM's do.
+_CONTAINER_VARIABLE_FIELDS = {field: _DIRECT_FIELDS[field] for field in ('vmid', 'provision', 'forceConfigCheck', 'replace', 'adopt')}
 SPEC_FIELDS = {
     VIRTUAL_MACHINE: tuple(_DIRECT_FIELDS) + _STRUCTURED_FIELDS + ('iso',),
     TEMPLATE: tuple(field for field in _DIRECT_FIELDS if field not in _VM_ONLY_FIELDS) + _STRUCTURED_FIELDS,
     ISO: ('source', 'node', 'storage', 'checksum'),
+    CONTAINER: (*_CONTAINER_OPTION_FIELDS, *_CONTAINER_VARIABLE_FIELDS, 'rootfs', 'net', 'template', 'state'),
 }
-STATES = {VIRTUAL_MACHINE: ('running', 'stopped', 'absent'), TEMPLATE: ('absent',)}
+STATES = {VIRTUAL_MACHINE: ('running', 'stopped', 'absent'), TEMPLATE: ('absent',), CONTAINER: ('running', 'stopped', 'absent')}
 CLOUD_INIT_FIELDS = ('user', 'password', 'sshKeys', 'ip', 'nameserver', 'searchDomain', 'searchdomain')
 # proxmops fields that puls.proxmox does not reconcile: a warning, not an error.
 NET_NOT_RECONCILED = ('ip', 'gw')
+# A container's device has no NIC model (pve-container src/PVE/LXC/Config.pm, $netconf_desc).
+CONTAINER_NET_NOT_RECONCILED = ('model',)
 
 
 class Fleet:
@@ -335,6 +368,8 @@ class Fleet:
         self._iso_declarations = {}
         # (machine name, spec.iso naming a file, its spec): resolved by resolve_isos
         self._iso_references = []
+        # (container name, spec.template naming an OS template, its spec): resolved by resolve_isos
+        self._template_references = []
         # (node, volume ID) -> (pve_isos entry, the document declaring it first)
         self._volumes = {}
 
@@ -363,6 +398,9 @@ class Fleet:
         if kind == ISO:
             self._claim(self._iso_declarations, name, document)
             self._add_volume(self._iso_entry(spec), document, 'spec.source')
+        elif kind == CONTAINER:
+            self._claim(self._machine_declarations, name, document)
+            self.machines[name] = (CONTAINER_GROUP, self._container_variables(name, metadata, spec))
         else:
             self._claim(self._machine_declarations, name, document)
             self.machines[name] = (VM_GROUP if kind == VIRTUAL_MACHINE else TEMPLATE_GROUP, self._machine_variables(kind, metadata, spec))
@@ -380,7 +418,11 @@ class Fleet:
 
     def resolve_isos(self):
         """Each spec.iso that names a file: the volume of the Iso manifest of that file, on the machine's node or on none
-        (read once every document is, since the Iso may come later)."""
+        (read once every document is, since the Iso may come later); and each container's spec.template naming an OS
+        template (see _resolve_template)."""
+        for name, template, spec in self._template_references:
+            options = self.machines[name][1]['pve_container']
+            options['image'] = self._resolve_template(template, options.get('node'), spec)
         for name, filename, spec in self._iso_references:
             variables = self.machines[name][1]
             volumes = [
@@ -393,10 +435,30 @@ class Fleet:
                 raise spec.fail('iso', f'{problem}, e.g. local:iso/{filename}')
             variables['pve_cdrom'] = volumes[0]
 
+    def _resolve_template(self, template, node, spec):
+        """The volume of the one Iso manifest of an OS template (content vztmpl) on the container's node or on none whose
+        file is named ``template``, or is ``template`` followed by "_" and a version, as PVE's appliance files are
+        (debian-12-standard_12.7-1_amd64.tar.zst for debian-12-standard)."""
+        volumes = sorted(
+            {
+                f"{entry['storage']}:vztmpl/{entry['filename']}"
+                for entry in self.isos
+                if entry['content'] == 'vztmpl'
+                and (entry['filename'] == template or entry['filename'].startswith(template + '_'))
+                and entry.get('node') in (None, node)
+            }
+        )
+        if len(volumes) == 1:
+            return volumes[0]
+        if volumes:
+            raise spec.fail('template', f'names {template!r}, which is the OS template of several Iso manifests ({", ".join(volumes)}); give its volume')
+        problem = f"names {template!r}, which no Iso manifest of an OS template (.tar.*) declares on this container's node"
+        raise spec.fail('template', f'{problem}; declare it, or give its volume, e.g. local:vztmpl/{template}_VERSION_amd64.tar.zst')
+
     def _ignore_kind(self, document, kind, metadata):
         name = metadata.get('name') if isinstance(metadata, Mapping) else None
         self.warnings.append(
-            f'{document}: {kind} {name or "(unnamed)"} is ignored: puls.proxmox reconciles virtual machines, templates and ISOs, not containers or networks'
+            f'{document}: {kind} {name or "(unnamed)"} is ignored: puls.proxmox reconciles virtual machines, templates, containers and ISOs, not networks'
         )
 
     def _ignore(self, fields, document):
@@ -424,6 +486,53 @@ class Fleet:
         variables.update(self._network_variables(spec))
         variables.update(_cloud_init_variables(spec))
         return variables
+
+    def _container_variables(self, name, metadata, spec):
+        """pve_container (the module's options) and the role variables of a Container manifest."""
+        options = {}
+        _set(options, 'node', metadata.text('node'))
+        _set(options, 'tags', metadata.text_list('tags'))
+        for field, (option, read) in _CONTAINER_OPTION_FIELDS.items():
+            _set(options, option, read(spec, field))
+        rootfs = spec.section('rootfs', ('storage', 'size'))
+        if rootfs is not None:
+            _set(options, 'storage', rootfs.text('storage'))
+            _set(options, 'disk_size', rootfs.size('size'))
+        options.update(self._container_network(spec))
+        template = spec.text('template')
+        if template is not None and ':' in template:
+            options['image'] = template
+        elif template is not None:
+            self._template_references.append((name, template, spec))
+        variables = {'pve_container': options}
+        for field, (variable, read) in _CONTAINER_VARIABLE_FIELDS.items():
+            _set(variables, variable, read(spec, field))
+        state = spec.choice('state', STATES[CONTAINER])
+        _set(variables, 'pve_state' if state == 'absent' else 'pve_power', state)
+        return variables
+
+    def _container_network(self, spec):
+        """net[0]: the container's eth0 (pve_container manages net0 only; further devices are warned about)."""
+        devices = spec.sections('net', ('bridge', 'tag', 'ip', 'gw'), CONTAINER_NET_NOT_RECONCILED)
+        if not devices:
+            return {}
+        self._ignore([path for device in devices for path in device.not_reconciled] + [device.path for device in devices[1:]], spec.document)
+        device = devices[0]
+        options = _given({'bridge': device.text('bridge'), 'vlan': device.positive_int('tag', maximum=4094)})
+        ip, gateway = device.text('ip'), device.text('gw')
+        try:
+            if ip not in (None, 'dhcp'):
+                ipaddress.IPv4Interface(ip)
+        except ValueError:
+            raise device.fail('ip', f"must be 'dhcp' or an IPv4 address with its prefix, such as 127.0.0.53/24, got {ip!r}") from None
+        try:
+            if gateway is not None:
+                ipaddress.IPv4Address(gateway)
+        except ValueError:
+            raise device.fail('gw', f'must be an IPv4 address, got {gateway!r}') from None
+        _set(options, 'ip', ip)
+        _set(options, 'gateway', gateway)
+        return options
 
     def _image_variables(self, metadata, spec):
         image = spec.section('image', ('source', 'importStorage'))
@@ -647,7 +756,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
         self._populate(fleet)
 
     def _populate(self, fleet):
-        for group in (TEMPLATE_GROUP, VM_GROUP):
+        for group in (TEMPLATE_GROUP, VM_GROUP, CONTAINER_GROUP):
             self.inventory.add_group(group)
         for variable, option in (('pve_owner_tag', 'owner_tag'), ('pve_prune', 'prune')):
             if self.get_option(option) is not None:

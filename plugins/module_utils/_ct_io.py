@@ -78,9 +78,7 @@ def reconcile_container(client, params, check_mode=False):
     timeout = params.get('timeout') or DEFAULT_TASK_TIMEOUT
     resources = client.cluster_vms()
     found = find_container(resources, spec.name, spec.vmid)
-    observed = None
-    if found is not None:
-        observed = replace(observe(client, found), names={int(entry['vmid']): describe(entry) for entry in resources})
+    observed = None if found is None else observe_in(client, found, resources)
     warnings = []
     creation = None if observed is not None or spec.state == 'absent' else plan_creation(client, spec, resources, check_mode, warnings)
     plan = plan_container(spec, observed, creation)
@@ -95,9 +93,7 @@ def reconcile_container(client, params, check_mode=False):
         Execution(client, outcome, timeout).run(plan.actions)
     address = None
     if outcome.status != 'absent':
-        # net0's ip has ipconfig0's form: the declared one, else the one the container has (or a clone inherits).
-        base_config = observed.config if observed else creation.source_config
-        address = str(spec.ip.ip) if spec.ip not in (None, 'dhcp') else static_address(base_config.get('net0')) if spec.ip is None else None
+        address = container_address(spec, observed.config if observed else creation.source_config)
     return {
         'changed': plan.changed,
         'diff': plan.diff,
@@ -109,6 +105,19 @@ def reconcile_container(client, params, check_mode=False):
         'changes': list(plan.changes),
         'warnings': outcome.warnings,
     }
+
+
+def container_address(spec, config):
+    """The static address of the declared ip, else of the config's net0 (a clone's source's, for a new clone); None
+    under DHCP. net0's ip has ipconfig0's form."""
+    if spec.ip is None:
+        return static_address((config or {}).get('net0'))
+    return None if spec.ip == 'dhcp' else str(spec.ip.ip)
+
+
+def observe_in(client, entry, resources):
+    """The Observed container of a listing's entry, naming the listing's other guests by VMID (for messages)."""
+    return replace(observe(client, entry), names={int(item['vmid']): describe(item) for item in resources})
 
 
 def observe(client, entry):

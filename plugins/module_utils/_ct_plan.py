@@ -93,15 +93,16 @@ class Creation:
     source_config: Mapping[str, Any] = field(default_factory=dict)
 
 
-def find_container(resources: Iterable[Mapping[str, Any]], name: str, vmid: int | None = None) -> Mapping[str, Any] | None:
+def find_container(resources: Iterable[Mapping[str, Any]], name: str | None, vmid: int | None = None) -> Mapping[str, Any] | None:
     """The ``/cluster/resources?type=vm`` entry of the declared container, or None when it does not exist. A declared
-    vmid identifies it (and must be a container, of that name); else the name must be unique among containers."""
+    vmid identifies it (and must be a container, of that name when one is given); else the name must be unique among
+    containers."""
     entries = list(resources)
     if vmid is not None:
         found = next((entry for entry in entries if int(entry['vmid']) == vmid), None)
         if found is not None and found.get('type') != 'lxc':
             raise SpecError('vmid', f"{vmid} is taken by a {found.get('type', 'qemu')} VM ({found.get('name')!r}); choose another vmid")
-        if found is not None and found.get('name') and found['name'] != name:
+        if found is not None and name is not None and found.get('name') and found['name'] != name:
             raise SpecError('vmid', f"{vmid} is container {found['name']!r} on {found.get('node')}, not {name!r}; correct vmid or name")
         return found
     named = sorted((entry for entry in entries if entry.get('type') == 'lxc' and entry.get('name') == name), key=lambda entry: int(entry['vmid']))

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """pve_fleet_info's work: which declared VMs are already exactly as declared, found in one pass over the cluster.
 
-A scheduled reconcile of an unchanged fleet should cost about one scan of the cluster. Asking pve_vm and
+A machine is a VM (``type: qemu``, pve_vm's options) or an LXC container (``type: lxc``, pve_container's options,
+planned by ``_ct_plan.plan_container``). A scheduled reconcile of an unchanged fleet should cost about one scan of the cluster. Asking pve_vm and
 pve_notes_hash host by host costs a module process per host and task, and several requests per VM. This
 pass reads ``/cluster/resources`` once and each declared VM's config once (the config holds the Notes, so
 the provision record too), and runs the same pure planners those modules run: ``_vm_plan.plan_vm`` and
@@ -22,7 +23,8 @@ as declared either ("awaiting restart: ipconfig0"): in ``apply_mode: report`` pv
 ``reboot_required`` until the VM restarts. The record is in the Notes and the boot is judged by the listing's
 ``uptime``, so this costs no request.
 
-Requests: the listing; one config read per declared VM that exists; for a running VM in ``apply_mode:
+Requests: the listing; one config read per declared VM that exists (for a container, its config, its status and,
+while it runs, its running config, as pve_container reads them); for a running VM in ``apply_mode:
 reboot``, also what waits for a restart (it can make a restart); for a VM addressed by DHCP, its guest
 agent. Nothing is written.
 """
@@ -34,7 +36,12 @@ from dataclasses import asdict, dataclass
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
+from ansible_collections.puls.proxmox.plugins.module_utils import _ct_io
+from ansible_collections.puls.proxmox.plugins.module_utils._ct_config import CtSpec
+from ansible_collections.puls.proxmox.plugins.module_utils._ct_options import ARGUMENT_SPEC as CT_ARGUMENT_SPEC
+from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import find_container, plan_container
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC, QEMU
 from ansible_collections.puls.proxmox.plugins.module_utils._guests_io import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._notes_io import NotesRequest, plan_notes
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG
@@ -50,6 +57,7 @@ ARGUMENT_SPEC = {
         'required': True,
         'options': {
             'host': {'type': 'str', 'required': True},
+            'type': {'type': 'str', 'choices': [QEMU, LXC], 'default': QEMU},
             'vm': {'type': 'dict', 'required': True},
             'provision': {
                 'type': 'dict',
@@ -68,8 +76,11 @@ ARGUMENT_SPEC = {
     'owner_tag': {'type': 'str', 'default': DEFAULT_OWNER_TAG},
 }
 
-VM_OPTIONS = ArgumentSpecValidator(VM_ARGUMENT_SPEC)
-SECRET_OPTIONS = tuple(name for name, option in VM_ARGUMENT_SPEC.items() if option.get('no_log'))
+# Each guest type's module options: the validator and the options whose values never show.
+OPTIONS = {
+    kind: (ArgumentSpecValidator(spec), tuple(name for name, option in spec.items() if option.get('no_log')))
+    for kind, spec in ((QEMU, VM_ARGUMENT_SPEC), (LXC, CT_ARGUMENT_SPEC))
+}
 
 
 @dataclass(frozen=True)
@@ -83,16 +94,18 @@ class MachineCheck:
     address: str | None = None
 
 
-def vm_params(options: Mapping) -> tuple[dict, set]:
-    """pve_vm's params from a machine's options (defaults filled, types converted) and the values never to show.
+def vm_params(options: Mapping, guest_type: str = QEMU) -> tuple[dict, set]:
+    """pve_vm's params (pve_container's for ``lxc``) from a machine's options (defaults filled, types converted) and
+    the values never to show.
 
-    Raises ValueError with pve_vm's own messages for options it would refuse.
+    Raises ValueError with the module's own messages for options it would refuse.
     """
-    validated = VM_OPTIONS.validate(dict(options))
+    validator, secret_options = OPTIONS[guest_type]
+    validated = validator.validate(dict(options))
     if validated.error_messages:
         raise ValueError('; '.join(validated.error_messages))
     params = validated.validated_parameters
-    return params, {str(params[name]) for name in SECRET_OPTIONS if params.get(name)}
+    return params, {str(params[name]) for name in secret_options if params.get(name)}
 
 
 def prepare(machines: list[Mapping]) -> tuple[list[dict], dict[str, MachineCheck], set]:
@@ -102,7 +115,7 @@ def prepare(machines: list[Mapping]) -> tuple[list[dict], dict[str, MachineCheck
     ready, refused, secrets = [], {}, set()
     for machine in machines:
         try:
-            params, hidden = vm_params(machine['vm'])
+            params, hidden = vm_params(machine['vm'], machine.get('type') or QEMU)
         except ValueError as exc:
             refused[machine['host']] = not_as_declared(exc)
             continue
@@ -130,35 +143,69 @@ def not_as_declared(exc: Exception) -> MachineCheck:
 
 
 def _check(client, resources, machine: Mapping) -> MachineCheck:
+    if machine.get('type') == LXC:
+        return _check_container(client, resources, machine)
     declared = Declared.from_params(machine['vm'])
     spec = declared.spec
-    if spec.state == 'absent':
-        return MachineCheck(False, 'declared absent')
-    found = find_vm(resources, spec.name, spec.vmid)
+    found, unfound = _find(resources, machine, spec, find_vm)
     if found is None:
-        return MachineCheck(False, 'not created yet')
-    replaced = machine.get('replace')
-    if replaced and find_vm(resources, replaced) is not None:
-        return MachineCheck(False, f'replaces {replaced}, which still exists')
+        return unfound
     observed = observe(client, found, restart_matters=spec.apply_mode == 'reboot')
     vm = Vm(observed.vmid, observed.node, spec.name)
     plan = plan_vm(spec, observed, None, seed_volume_for(client, declared, observed.node, observed.config))
+    # A reboot_required in report mode: the keys of the VM's restart record (_restart), judged by the listing's uptime.
+    pending = _pending(machine, plan, 'VM', observed)
+    if pending is not None:
+        return pending
+    outcome = Outcome(vm, observed.status)
+    address = reach_address(client, spec, outcome, observed.config, declared.dns_address, observed.running, machine['vm']['agent_timeout'])
+    return MachineCheck(True, '; '.join(outcome.warnings), vm.vmid, vm.node, address)
+
+
+def _check_container(client, resources, machine: Mapping) -> MachineCheck:
+    """A container, as pve_container would find, read and plan it (``_ct_io``)."""
+    spec = CtSpec.from_params(machine['vm'])
+    found, unfound = _find(resources, machine, spec, find_container)
+    if found is None:
+        return unfound
+    observed = _ct_io.observe_in(client, found, resources)
+    pending = _pending(machine, plan_container(spec, observed, None), 'container', observed)
+    if pending is not None:
+        return pending
+    return MachineCheck(True, '', observed.vmid, observed.node, _ct_io.container_address(spec, observed.config))
+
+
+def _find(resources, machine: Mapping, spec, find) -> tuple[Mapping | None, MachineCheck]:
+    """The machine's entry in the listing (``find``: find_vm, find_container), or None and why it is not as declared
+    without a read: declared absent, not created yet, or the machine it replaces still exists."""
+    if spec.state == 'absent':
+        return None, MachineCheck(False, 'declared absent')
+    found = find(resources, spec.name, spec.vmid)
+    if found is None:
+        return None, MachineCheck(False, 'not created yet')
+    replaced = machine.get('replace')
+    if replaced and find(resources, replaced) is not None:
+        return None, MachineCheck(False, f'replaces {replaced}, which still exists')
+    return found, MachineCheck(True, '')
+
+
+def _pending(machine: Mapping, plan, noun: str, observed) -> MachineCheck | None:
+    """Why the machine found is not as declared: its module's plan changes it or it awaits a restart, files of its
+    provision record are pending, or the record names files no longer declared; None when nothing is pending."""
+    vmid, node = observed.vmid, observed.node
     if plan.changed:
-        return MachineCheck(False, 'VM to converge: ' + (', '.join(plan.changes) or ', '.join(a.kind for a in plan.actions)), vm.vmid, vm.node)
+        return MachineCheck(False, f'{noun} to converge: ' + (', '.join(plan.changes) or ', '.join(a.kind for a in plan.actions)), vmid, node)
     if plan.reboot_required:
-        # In report mode: the keys of the VM's restart record (_restart), judged by the listing's uptime, no request.
-        return MachineCheck(False, 'awaiting restart: ' + ', '.join(plan.reboot_required), vm.vmid, vm.node)
+        return MachineCheck(False, 'awaiting restart: ' + ', '.join(plan.reboot_required), vmid, node)
     provision = machine.get('provision') or {}
     if provision.get('files'):
         request = NotesRequest.from_params(dict(provision, state='query'))
         notes = plan_notes(observed.config.get('description'), request)
         if notes.pending:
-            return MachineCheck(False, 'provision files pending: ' + ', '.join(notes.pending), vm.vmid, vm.node)
+            return MachineCheck(False, 'provision files pending: ' + ', '.join(notes.pending), vmid, node)
         if notes.stale:
-            return MachineCheck(False, 'record of files no longer declared: ' + ', '.join(notes.stale), vm.vmid, vm.node)
-    outcome = Outcome(vm, observed.status)
-    address = reach_address(client, spec, outcome, observed.config, declared.dns_address, observed.running, machine['vm']['agent_timeout'])
-    return MachineCheck(True, '; '.join(outcome.warnings), vm.vmid, vm.node, address)
+            return MachineCheck(False, 'record of files no longer declared: ' + ', '.join(notes.stale), vmid, node)
+    return None
 
 
 def fleet_result(checks: Mapping[str, MachineCheck], resources: list[Mapping], owner_tag: str) -> dict:

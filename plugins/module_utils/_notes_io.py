@@ -1,8 +1,10 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""pve_notes_hash's work: the provision block in one VM's Notes, read, planned and written on PVE.
+"""pve_notes_hash's work: the provision block in one guest's Notes, read, planned and written on PVE.
 
-The VM is found by name or VMID (``_vm_plan.find_vm``). Its Notes are read together with the config
+The guest, a VM (``qemu``) or a container (``lxc``, ``guest_type``), is found by name or VMID (``_vm_plan.find_vm``,
+``_ct_plan.find_container``): PVE keeps a container's Notes in the same ``description`` key of its config
+(pve-container src/PVE/LXC/Config.pm, $confdesc description). Its Notes are read together with the config
 digest and written with that digest; when someone changed the config in between, PVE refuses the
 write and the Notes are read again and the recording merged into what is there now (a few times).
 Only the block changes; every other character of the Notes stays as it is.
@@ -18,8 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _provision_hash
+from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import find_container
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import DIGEST_WRITE_ATTEMPTS, PveApiError, is_concurrent_change
-from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import GUEST_TYPES, LXC, QEMU, guest_path, noun
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import notes_needs, require
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import find_vm
 
@@ -35,6 +38,7 @@ ARGUMENT_SPEC = {
     'hash_include': {'type': 'list', 'elements': 'path', 'default': []},
     'base_dir': {'type': 'path'},
     'hashes': {'type': 'dict'},
+    'guest_type': {'type': 'str', 'choices': list(GUEST_TYPES), 'default': QEMU},
 }
 REQUIRED_ONE_OF = [('name', 'vmid')]
 
@@ -56,6 +60,7 @@ class NotesRequest:
     state: str = 'query'
     record: tuple[str, ...] = ()
     force: bool = False
+    guest_type: str = QEMU
 
     @classmethod
     def from_params(cls, params: Mapping) -> NotesRequest:
@@ -76,6 +81,7 @@ class NotesRequest:
             params.get('state') or 'query',
             record,
             bool(params.get('force')),
+            params.get('guest_type') or QEMU,
         )
 
 
@@ -93,12 +99,16 @@ def check_files(files: Sequence[str], record: Sequence[str] | None = None) -> tu
 
 @dataclass(frozen=True)
 class VmNotes:
-    """One VM's Notes as read: where the VM is, the text, and the config digest to write with."""
+    """One guest's Notes as read: where the guest is, the text, and the config digest to write with."""
 
     node: str
     vmid: int
     description: str
     digest: str | None
+    guest_type: str = QEMU
+
+    def __str__(self) -> str:
+        return f'{noun(self.guest_type)} {self.vmid}'
 
 
 @dataclass(frozen=True)
@@ -137,9 +147,9 @@ def plan_notes(description: str | None, request: NotesRequest) -> NotesPlan:
     return NotesPlan(_notes.normalize(description), after, pending, applied, stale)
 
 
-def read_notes(client, node: str, vmid: int) -> VmNotes:
-    config = client.vm_config(node, vmid)
-    return VmNotes(node, vmid, config.get('description') or '', config.get('digest'))
+def read_notes(client, node: str, vmid: int, guest_type: str = QEMU) -> VmNotes:
+    config = client.vm_config(node, vmid, guest_type=guest_type)
+    return VmNotes(node, vmid, config.get('description') or '', config.get('digest'), guest_type)
 
 
 def write_notes(client, notes: VmNotes, request: NotesRequest) -> tuple[VmNotes, NotesPlan]:
@@ -154,10 +164,10 @@ def write_notes(client, notes: VmNotes, request: NotesRequest) -> tuple[VmNotes,
         try:
             # Repeating it is harmless: a write that did land makes the digest stale, and the re-read finds it done.
             client.put(
-                guest_path(notes.node, notes.vmid, '/config'),
+                guest_path(notes.node, notes.vmid, '/config', notes.guest_type),
                 idempotent=True,
                 digest=notes.digest,
-                context='writing the provision record into the Notes of VM %s on %s' % (notes.vmid, notes.node),
+                context=f'writing the provision record into the Notes of {notes} on {notes.node}',
                 **params,
             )
             break
@@ -165,7 +175,7 @@ def write_notes(client, notes: VmNotes, request: NotesRequest) -> tuple[VmNotes,
             if not is_concurrent_change(exc.reason) or attempt >= DIGEST_WRITE_ATTEMPTS:
                 raise
         attempt += 1
-        notes = read_notes(client, notes.node, notes.vmid)
+        notes = read_notes(client, notes.node, notes.vmid, notes.guest_type)
         plan = plan_notes(notes.description, request)
     return notes, plan
 
@@ -176,7 +186,8 @@ def reconcile(client, request: NotesRequest, check_mode: bool = False) -> dict:
     A query of a VM that does not exist yet reports every file pending in check mode (an earlier task
     of the same check run may create it) and fails otherwise, as recording always does.
     """
-    vm = find_vm(client.cluster_vms(), request.name, request.vmid)
+    find = find_container if request.guest_type == LXC else find_vm
+    vm = find(client.cluster_vms(), request.name, request.vmid)
     if vm is None:
         if request.state == 'query' and check_mode:
             return {
@@ -188,18 +199,19 @@ def reconcile(client, request: NotesRequest, check_mode: bool = False) -> dict:
                 'stale': [],
                 'hashes': dict(request.hashes),
             }
-        what = 'VM %r' % request.name if request.vmid is None else 'VM %s' % request.vmid
+        kind = noun(request.guest_type)
+        what = f'{kind} {request.name!r}' if request.vmid is None else f'{kind} {request.vmid}'
         raise NotesError(f'{what} does not exist in the cluster: create it before its provision files are queried or recorded, or correct name/vmid')
-    notes = read_notes(client, vm['node'], int(vm['vmid']))
+    notes = read_notes(client, vm['node'], int(vm['vmid']), request.guest_type)
     try:
         if request.state == 'applied' and plan_notes(notes.description, request).changed:
-            require(client, notes_needs(notes.vmid), f'recording provision files in the Notes of VM {notes.vmid}')
+            require(client, notes_needs(notes.vmid), f'recording provision files in the Notes of {notes}')
         if request.state == 'applied' and not check_mode:
             notes, plan = write_notes(client, notes, request)
         else:
             plan = plan_notes(notes.description, request)
     except _notes.NotesTooLongError as exc:
-        raise NotesError(f'VM {notes.vmid}: {exc}') from None
+        raise NotesError(f'{notes}: {exc}') from None
     result = {
         'changed': plan.changed,
         'vmid': notes.vmid,
@@ -210,5 +222,5 @@ def reconcile(client, request: NotesRequest, check_mode: bool = False) -> dict:
         'hashes': dict(request.hashes),
     }
     if request.state == 'applied':
-        result['diff'] = {'before': plan.before, 'after': plan.after, 'before_header': 'VM %s Notes' % notes.vmid, 'after_header': 'VM %s Notes' % notes.vmid}
+        result['diff'] = {'before': plan.before, 'after': plan.after, 'before_header': f'{notes} Notes', 'after_header': f'{notes} Notes'}
     return result

@@ -34,7 +34,7 @@ ACTIONS = (
 COUNTED = tuple(dict.fromkeys(total for _word, total, _meaning in ACTIONS if total))
 # The counted words that are no work to do: the guest is out of sync, and the run leaves it so.
 LEFT_ALONE = ('orphan',)
-KIND_ORDER = ('iso', 'template', 'vm')
+KIND_ORDER = ('iso', 'template', 'vm', 'container')
 OK = 'ok'
 # pve_iso's action on a node -> the plan word of the file.
 ISO_WORDS = {'none': OK, 'download': 'create', 'upload': 'create', 'replace': 'update', 'delete': 'destroy'}

@@ -19,6 +19,8 @@ description:
   - A running VM whose pve_vm options hold C(apply_mode=reboot) also has its status, running config and cloud-init drive
     read, because what waits for a restart restarts it. A VM addressed by DHCP has its guest agent asked for its
     address.
+  - A machine may be an LXC container (O(machines[].type=lxc)), planned as M(puls.proxmox.pve_container) would plan
+    it; its config, status and (while it runs) running config are read, as that module reads them.
   - It also returns every guest of the listing, as M(puls.proxmox.pve_guest_info) lists them.
   - The C(puls.proxmox.reconcile) role runs it once per run, so that the machines already as declared need no
     further task.
@@ -52,10 +54,17 @@ options:
           - The machine's name in the result, such as its inventory host.
         type: str
         required: true
+      type:
+        description:
+          - Whether the machine is a VM (V(qemu)) or an LXC container (V(lxc)).
+        type: str
+        choices: [qemu, lxc]
+        default: qemu
       vm:
         description:
-          - The options M(puls.proxmox.pve_vm) would be given for the machine, as a dictionary.
-          - They are checked as M(puls.proxmox.pve_vm) checks them. A machine with an option it would refuse is not
+          - The options M(puls.proxmox.pve_vm) would be given for the machine, as a dictionary; for a container,
+            those of M(puls.proxmox.pve_container).
+          - They are checked as that module checks them. A machine with an option it would refuse is not
             as declared.
         type: dict
         required: true
@@ -106,9 +115,10 @@ options:
     default: puls-managed
 notes:
   - The result never holds the values of M(puls.proxmox.pve_vm)'s secret options, such as C(ci_password) and
-    C(user_data).
+    C(user_data), nor M(puls.proxmox.pve_container)'s C(password).
 seealso:
   - module: puls.proxmox.pve_vm
+  - module: puls.proxmox.pve_container
   - module: puls.proxmox.pve_notes_hash
 '''
 

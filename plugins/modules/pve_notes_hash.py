@@ -45,7 +45,8 @@ attributes:
 options:
   name:
     description:
-      - Name of the VM. Must be unique in the cluster unless O(vmid) is given too.
+      - Name of the VM (the host name of a container). Must be unique in the cluster among guests of O(guest_type)
+        unless O(vmid) is given too.
       - One of O(name) and O(vmid) is required. With both, the VM with that VMID must have that name.
     type: str
   vmid:
@@ -113,6 +114,13 @@ options:
       - Leave unset to have them computed from the files now. Give the hashes a query returned to record
         exactly what was queried before the files ran, even if a file changed meanwhile.
     type: dict
+  guest_type:
+    description:
+      - Whether the guest is a VM (V(qemu)) or an LXC container (V(lxc)), such as P(puls.proxmox.pve_container#module)
+        makes. A container keeps its Notes in its config as a VM does.
+    type: str
+    choices: [qemu, lxc]
+    default: qemu
 notes:
   - A VM that does not exist fails the task, except a query in check mode, which reports every file as
     pending (an earlier task of the same check run may create the VM).

@@ -8,41 +8,46 @@ from __future__ import annotations
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC, QEMU, noun
 from ansible_collections.puls.proxmox.plugins.plugin_utils._image_problems import image_problems
 
 
-def declared_machines(hostvars, templates, vms):
-    """Each host of the groups pve_templates and pve_vms (``templates``, ``vms``), once, as the checks read its
-    variables from ``hostvars`` (host -> its variables), with the role's defaults."""
+def declared_machines(hostvars, templates, vms, containers=()):
+    """Each host of the groups pve_templates, pve_vms and pve_containers (``templates``, ``vms``, ``containers``),
+    once, as the checks read its variables from ``hostvars`` (host -> its variables), with the role's defaults. A
+    container's address is the ``ip`` of its ``pve_container``."""
     machines = []
-    for host in dict.fromkeys([*templates, *vms]):
+    for host in dict.fromkeys([*templates, *vms, *containers]):
         declared = hostvars[host]
+        container = host in containers and host not in templates and host not in vms
         machines.append(
             {
                 'host': host,
                 'name': declared.get('pve_vm_name', host),
                 'vmid': declared.get('pve_vmid'),
-                'ip': declared.get('pve_ip', ''),
+                'ip': (declared.get('pve_container') or {}).get('ip', '') if container else declared.get('pve_ip', ''),
                 'replace': declared.get('pve_replace', ''),
-                'image': str(declared.get('pve_image', '')),
+                'image': '' if container else str(declared.get('pve_image', '')),
                 'state': declared.get('pve_state', 'present'),
                 # As pve_vm reads its adopt option (type bool).
                 'adopt': boolean(declared.get('pve_adopt', False), strict=False),
                 'template': host in templates,
+                'type': LXC if container else QEMU,
             }
         )
     return machines
 
 
 def unadopted(machines, guests):
-    """The guests that declared VMs would take over without pve_adopt, each with ``host`` (see the filter's DOCUMENTATION)."""
+    """The guests that declared VMs and containers would take over without pve_adopt (a guest of the machine's type), each
+    with ``host`` (see the filter's DOCUMENTATION)."""
     found = []
     for machine in machines or ():
         if machine.get('template') or machine.get('adopt') or machine.get('state', 'present') != 'present':
             continue
         vmid = machine.get('vmid')
         for guest in guests or ():
-            if guest.get('type', 'qemu') != 'qemu' or guest.get('owned') or guest.get('ownership') not in (None, 'foreign'):
+            if guest.get('type', QEMU) != machine.get('type', QEMU) or guest.get('owned') or guest.get('ownership') not in (None, 'foreign'):
                 continue
             if (int(guest['vmid']) == int(vmid)) if vmid not in (None, '') else guest.get('name') == machine.get('name'):
                 found.append(dict(guest, host=machine['host']))
@@ -123,7 +128,7 @@ def _unadopted_problem(guest, owner_tag):
         else ', so this collection did not create it'
     )
     return (
-        f'{guest["host"]}: VM {guest["vmid"]} ({guest["name"]} on {guest["node"]}) lacks the owner tag {owner_tag}{why}; '
+        f'{guest["host"]}: {noun(guest.get("type", QEMU))} {guest["vmid"]} ({guest["name"]} on {guest["node"]}) lacks the owner tag {owner_tag}{why}; '
         f'to take it over set pve_adopt: true for {guest["host"]} (the owner tag and record are then added), or choose '
         'another pve_vm_name'
     )

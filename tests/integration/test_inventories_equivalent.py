@@ -60,7 +60,8 @@ def cluster(lab):
     for entry in api.cluster_vms():
         if int(entry['vmid']) == SEED_TEMPLATE:
             continue
-        config = {key: value for key, value in api.vm_config(entry['node'], entry['vmid']).items() if key not in GENERATED_KEYS}
+        config = api.vm_config(entry['node'], entry['vmid'], guest_type=entry.get('type', 'qemu'))
+        config = {key: value for key, value in config.items() if key not in GENERATED_KEYS}
         text = repr(sorted(config.items())).replace(block, '<block>.')
         text = re.sub(r'\b(vm|base)-{0}-'.format(entry['vmid']), r'\1-<vmid>-', text)
         # The owner record names the guest's own VMID.
@@ -91,8 +92,9 @@ def test_example_manifests_and_example_inventory_reconcile_to_the_same_cluster(l
         manifests_cluster, inventory_cluster = cluster(lab), cluster(other)
 
     guests, files = manifests_cluster
-    assert set(guests) == {'golden-web', 'web1', 'web2', 'web3', 'web4'}
-    assert ('local:iso/lab-tools.iso', 'iso') in files
+    assert set(guests) == {'golden-web', 'web1', 'web2', 'web3', 'web4', 'dns1'}
+    assert ('local:iso/lab-tools.iso', 'iso') in files and ('local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst', 'vztmpl') in files
+    assert '[puls-provision: base.yml=' in guests['dns1'][1]
     assert '[puls-provision:' in guests['golden-web'][1]
     assert guests == inventory_cluster[0]
     assert files == inventory_cluster[1]

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 
 import yaml
 
@@ -39,3 +40,20 @@ def test_each_config_option_is_read_by_a_config_key_rule_and_every_option_is_val
 
 def test_the_password_is_never_logged():
     assert ARGUMENT_SPEC['password']['no_log'] is True
+
+
+def test_the_roles_pve_container_variable_takes_the_modules_options_but_those_the_role_declares_itself():
+    """roles/reconcile/meta/argument_specs.yml validates pve_container with the module's own option types; the role sets
+    the rest from its pve_* variables (vars/main.yml, reconcile_ct_options)."""
+    specs = yaml.safe_load((pathlib.Path(__file__).resolve().parents[2] / 'roles/reconcile/meta/argument_specs.yml').read_text())
+    variable = specs['argument_specs']['main']['options']['pve_container']
+    by_role = {'name', 'state', 'vmid', 'owner_tag', 'adopt', 'apply_mode'}
+
+    def shape(options):
+        return {
+            name: (spec['type'], spec.get('elements'), spec.get('choices'), bool(spec.get('no_log')), shape(spec['options']) if 'options' in spec else None)
+            for name, spec in options.items()
+        }
+
+    assert shape(variable['options']) == shape({name: spec for name, spec in ARGUMENT_SPEC.items() if name not in by_role})
+    assert all(f'C({name})' in ' '.join(variable['description']) for name in by_role)

@@ -41,3 +41,15 @@ def test_the_result_lists_the_hosts_as_declared_in_order_and_the_guests_by_vmid(
     assert result['as_declared'] == ['b', 'c'] and result['changed'] is False
     assert [(guest['vmid'], guest['owned'], guest['template']) for guest in result['guests']] == [(101, True, False), (103, True, False), (9000, False, True)]
     assert result['machines']['a'] == {'as_declared': False, 'reason': 'not created yet', 'vmid': None, 'node': None, 'address': None}
+
+
+def test_a_containers_options_get_pve_containers_defaults_its_password_is_a_secret_and_its_refusals_are_pve_containers():
+    machines = [
+        {'host': 'dns1', 'type': 'lxc', 'vm': {'name': 'dns1', 'cores': '1', 'password': 'ct-pw-1', 'ip': '127.0.0.53/24'}},
+        {'host': 'bad', 'type': 'lxc', 'vm': {'name': 'bad', 'features': ['mknod']}},
+    ]
+    ready, refused, secrets = prepare(machines)
+    assert [machine['host'] for machine in ready] == ['dns1'] and secrets == {'ct-pw-1'}
+    dns1 = ready[0]['vm']
+    assert dns1['cores'] == 1 and dns1['state'] == 'present' and dns1['shutdown_timeout'] == 180 and 'ci_password' not in dns1
+    assert 'features' in refused['bad'].reason and not refused['bad'].as_declared

@@ -35,26 +35,23 @@ def problems(machines, replaced=(), untagged=()):
     return fleet_problems(machines, GUESTS, list(replaced), list(untagged), TAG)
 
 
-def test_each_host_of_both_groups_once_templates_first_with_the_roles_defaults():
+def test_each_host_of_the_three_groups_once_templates_first_with_the_roles_defaults():
     hostvars = {
         'golden': {'pve_image': 9017, 'pve_vmid': 600},
         'web1': {'pve_vm_name': 'web1.example', 'pve_ip': '127.0.0.1/24', 'pve_adopt': 'yes', 'pve_replace': 'old1', 'pve_state': 'absent'},
         'web2': {},
+        # A container's address is its pve_container's ip; the VM variables pve_ip and pve_image are not its own.
+        'dns1': {'pve_container': {'ip': '127.0.0.53/24', 'image': 'local:vztmpl/x.tar.zst'}, 'pve_ip': '127.0.0.9', 'pve_image': 'x', 'pve_vmid': 700},
+        'ct2': {},
     }
-    assert declared_machines(hostvars, ['golden'], ['web1', 'golden', 'web2']) == [
-        {'host': 'golden', 'name': 'golden', 'vmid': 600, 'ip': '', 'replace': '', 'image': '9017', 'state': 'present', 'adopt': False, 'template': True},
-        {
-            'host': 'web1',
-            'name': 'web1.example',
-            'vmid': None,
-            'ip': '127.0.0.1/24',
-            'replace': 'old1',
-            'image': '',
-            'state': 'absent',
-            'adopt': True,
-            'template': False,
-        },
-        {'host': 'web2', 'name': 'web2', 'vmid': None, 'ip': '', 'replace': '', 'image': '', 'state': 'present', 'adopt': False, 'template': False},
+    # The role's defaults: what a host without variables declares.
+    default = {'vmid': None, 'ip': '', 'replace': '', 'image': '', 'state': 'present', 'adopt': False, 'template': False, 'type': 'qemu'}
+    assert declared_machines(hostvars, ['golden'], ['web1', 'golden', 'web2'], ['dns1', 'ct2']) == [
+        dict(default, host='golden', name='golden', vmid=600, image='9017', template=True),
+        dict(default, host='web1', name='web1.example', ip='127.0.0.1/24', replace='old1', state='absent', adopt=True),
+        dict(default, host='web2', name='web2'),
+        dict(default, host='dns1', name='dns1', vmid=700, ip='127.0.0.53/24', type='lxc'),
+        dict(default, host='ct2', name='ct2', type='lxc'),
     ]
 
 
@@ -148,8 +145,17 @@ def test_a_guest_is_taken_over_by_vmid_when_declared_else_by_name_and_never_by_a
         machine('golden', name='web1', template=True),
         machine('adopter', name='web1', adopt=True),
         machine('gone', name='web1', state='absent'),
+        # A container takes over a container only: by its host name, or by a VMID that is a container's.
+        machine('ct-machine', name='ct1', type='lxc'),
+        machine('ct-web1', name='web1', type='lxc'),
+        machine('ct-by-vmid', vmid=182, type='lxc'),
     ]
-    assert [(guest['host'], guest['vmid']) for guest in unadopted(machines, guests)] == [('web1', 180), ('by-vmid', 180)]
+    found = [(guest['host'], guest['vmid']) for guest in unadopted(machines, guests)]
+    assert found == [('web1', 180), ('by-vmid', 180), ('ct-machine', 182), ('ct-by-vmid', 182)]
+    assert problems([machine('ct-machine', name='ct1', type='lxc', image='')], untagged=guests[2:3]) == [
+        'ct-machine: container 182 (ct1 on pve1) lacks the owner tag puls-managed, so this collection did not create it; to take '
+        'it over set pve_adopt: true for ct-machine (the owner tag and record are then added), or choose another pve_vm_name'
+    ]
     assert unadopted_filter.FilterModule().filters() == {'unadopted': unadopted}
 
 

@@ -28,6 +28,8 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.plugins.loader import init_plugin_loader, inventory_loader
 from ansible.utils.collection_loader import AnsibleCollectionConfig
 
+from ansible_collections.puls.proxmox.plugins.inventory.manifests import read_fleet
+
 REPO = Path(__file__).resolve().parents[2]
 COLLECTIONS = REPO / '.build' / 'collections'
 ANSIBLE_INVENTORY = Path(sys.executable).parent / 'ansible-inventory'
@@ -45,6 +47,7 @@ NOBLE_URL = 'https://cloud-images.ubuntu.com/noble/current/noble-server-cloudimg
 DEBIAN_URL = 'https://cloud.debian.org/images/cloud/bookworm/latest/debian-12-genericcloud-amd64.qcow2'
 ISO_URL = 'https://cdimage.debian.org/debian-cd/current/amd64/iso-cd/debian-12.7.0-amd64-netinst.iso'
 ALPINE_URL = 'http://mirror.example/templates/alpine-3.20-default_20240908_amd64.tar.xz'
+DEBIAN_CT_URL = 'http://download.proxmox.com/images/system/debian-12-standard_12.7-1_amd64.tar.zst'
 
 
 def ansible_inventory_list(source):
@@ -211,13 +214,31 @@ def test_every_mapped_field_becomes_its_variable(fixture_listing):
             pve_state='absent',
         ),
         'app-05': dict(cluster, pve_image='9017', pve_memory=1024),
+        'dns-01': dict(
+            cluster,
+            pve_container={
+                'node': 'pve-node1',
+                'tags': ['infra', 'dns'],
+                'cores': 1,
+                'memory': 512,
+                'storage': 'local-lvm',
+                'disk_size': '8G',
+                'bridge': 'vmbr0',
+                'ip': '127.0.0.53/24',
+                'gateway': '127.0.0.1',
+                'image': 'local:vztmpl/alpine-3.20-default_20240908_amd64.tar.xz',
+            },
+            pve_vmid=201,
+            pve_power='running',
+        ),
     }
 
 
 def test_kinds_become_groups_and_foreign_hidden_or_unrelated_yaml_is_ignored(fixture_listing):
     # The tree also holds a Kubernetes manifest, a vault-tagged vars file and a manifest in a hidden directory.
     assert group_members(fixture_listing[0]) == {
-        'all': ([], ['pve_templates', 'pve_vms', 'ungrouped']),
+        'all': ([], ['pve_containers', 'pve_templates', 'pve_vms', 'ungrouped']),
+        'pve_containers': (['dns-01'], []),
         'pve_templates': (['debian-12-tpl'], []),
         'pve_vms': (['app-01', 'app-02', 'app-03', 'app-04', 'app-05'], []),
     }
@@ -241,13 +262,11 @@ def test_isos_and_cloud_image_urls_become_pve_isos_entries_downloaded_once(fixtu
     ]
 
 
-def test_containers_networks_and_unreconciled_fields_are_warnings_not_errors(fixture_listing):
+def test_networks_and_unreconciled_fields_are_warnings_not_errors(fixture_listing):
     warnings = [line for line in fixture_listing[1].splitlines() if line.startswith('[WARNING]')]
     assert warnings == [
-        '[WARNING]: proxmox/containers/dns-01.yaml (document 1): Container dns-01 is ignored: puls.proxmox reconciles '
-        'virtual machines, templates and ISOs, not containers or networks',
         '[WARNING]: proxmox/networks/vmbr1.yaml (document 1): Network vmbr1 is ignored: puls.proxmox reconciles '
-        'virtual machines, templates and ISOs, not containers or networks',
+        'virtual machines, templates, containers and ISOs, not networks',
         '[WARNING]: proxmox/vms/more-apps.yaml (document 1): spec.net[0].ip is not reconciled by puls.proxmox; ignored',
     ]
 
@@ -366,6 +385,29 @@ INVALID = {
         {'vms/a.yaml': vm('a') + '---\n- apiVersion: proxmops.dev/v1\n'},
         'proxmox/vms/a.yaml (document 2): a manifest must be a mapping, got a list',
     ),
+    'a container template no Iso manifest declares': (
+        {'lxc/ct.yaml': vm('ct', 'template: debian-12-standard', kind='Container')},
+        "proxmox/lxc/ct.yaml (document 1): spec.template names 'debian-12-standard', which no Iso manifest of an OS template "
+        "(.tar.*) declares on this container's node; declare it, or give its volume, e.g. local:vztmpl/debian-12-standard_VERSION_amd64.tar.zst",
+    ),
+    'a container template several Iso manifests declare': (
+        {
+            'lxc/ct.yaml': vm('ct', 'template: debian-12-standard', kind='Container'),
+            'isos/a.yaml': vm('a', f'source: {DEBIAN_CT_URL}\nstorage: local\n', kind='Iso'),
+            'isos/b.yaml': vm('b', f'source: {DEBIAN_CT_URL}\nstorage: other\n', kind='Iso'),
+        },
+        "proxmox/lxc/ct.yaml (document 1): spec.template names 'debian-12-standard', which is the OS template of several Iso "
+        'manifests (local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst, other:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst); give its volume',
+    ),
+    "a container's address that is not one": (
+        {'lxc/ct.yaml': vm('ct', 'net:\n  - {bridge: vmbr0, ip: 127.0.0.300/24}', kind='Container')},
+        "proxmox/lxc/ct.yaml (document 1): spec.net[0].ip must be 'dhcp' or an IPv4 address with its prefix, such as 127.0.0.53/24, got '127.0.0.300/24'",
+    ),
+    "a VM's field in a container": (
+        {'lxc/ct.yaml': vm('ct', 'cpu: host', kind='Container')},
+        'proxmox/lxc/ct.yaml (document 1): spec.cpu is not a known field; the fields here are cores, memory, sshKeys, password, unprivileged, features, '
+        'onboot, vmid, provision, forceConfigCheck, replace, adopt, rootfs, net, template, state',
+    ),
     # PyYAML's own message would quote the line, and the password with it.
     'invalid YAML': (
         {'vms/a.yaml': vm('a', f'cloudInit:\n  password: "{SECRET_PASSWORD}" trailing\n')},
@@ -430,6 +472,7 @@ def test_constructed_options_and_import_storage_apply_to_manifest_hosts(plugin, 
         'ungrouped': [],
         'pve_templates': [],
         'pve_vms': ['db', 'web'],
+        'pve_containers': [],
         'webservers': ['web'],
         'node_pve2': ['web'],
         'node_unplaced': ['db'],
@@ -469,6 +512,54 @@ def test_the_iso_of_a_vm_from_scratch_is_the_volume_of_its_iso_manifest(plugin, 
     assert variables['pve_nets'] == [{'slot': 'net0', 'bridge': 'vmbr0', 'model': 'virtio'}]
 
 
+def test_a_container_is_pve_container_its_template_a_volume_or_its_iso_and_its_further_devices_warnings(plugin, tmp_path):
+    # proxmops' examples/proxmox/lxc/dns-01.yaml (its addresses on the loopback network), with extensions.
+    dns = vm(
+        'dns-01',
+        'vmid: 201\ncores: 1\nmemory: 512\nrootfs: {storage: local-lvm, size: 8G}\n'
+        'net:\n  - {bridge: vmbr0, tag: 20, ip: 127.0.0.53/24, gw: 127.0.0.1}\n  - {bridge: vmbr1, model: virtio}\n'
+        f'template: debian-12-standard\nstate: running\nsshKeys: [ssh-ed25519 AAAA dns@example]\npassword: {SECRET_PASSWORD}\n'
+        'features: [nesting]\nunprivileged: true\nonboot: true\nprovision: [dns.yml]\nadopt: true\n',
+        kind='Container',
+        metadata='node: pve-node1\ntags: [infra, dns]\n',
+    )
+    # A template given as a volume, on DHCP, declared absent.
+    old = vm('old-ct', 'template: local:vztmpl/alpine.tar.xz\nnet:\n  - {ip: dhcp}\nstate: absent\n', kind='Container')
+    # The Iso manifest of the OS template: on no node in particular, so on pve-node1 too.
+    iso = vm('debian-12-ct', f'source: {DEBIAN_CT_URL}\nstorage: local\n', kind='Iso')
+    config_file = write_tree(tmp_path, {'lxc/dns-01.yaml': dns, 'lxc/old-ct.yaml': old, 'isos/debian-12-ct.yaml': iso})
+    inventory = InventoryManager(loader=DataLoader(), sources=[str(config_file)])
+    assert sorted(host.name for host in inventory.groups['pve_containers'].get_hosts()) == ['dns-01', 'old-ct']
+    variables = inventory.get_host('dns-01').get_vars()
+    assert variables['pve_container'] == {
+        'node': 'pve-node1',
+        'tags': ['infra', 'dns'],
+        'cores': 1,
+        'memory': 512,
+        'ssh_keys': ['ssh-ed25519 AAAA dns@example'],
+        'password': SECRET_PASSWORD,
+        'unprivileged': True,
+        'features': ['nesting'],
+        'onboot': True,
+        'storage': 'local-lvm',
+        'disk_size': '8G',
+        'bridge': 'vmbr0',
+        'vlan': 20,
+        'ip': '127.0.0.53/24',
+        'gateway': '127.0.0.1',
+        'image': 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst',
+    }
+    assert (variables['pve_vmid'], variables['pve_power'], variables['pve_provision'], variables['pve_adopt']) == (201, 'running', ['dns.yml'], True)
+    assert 'pve_node' not in variables and 'pve_tags' not in variables
+    old_ct = inventory.get_host('old-ct').get_vars()
+    assert (old_ct['pve_container'], old_ct['pve_state']) == ({'image': 'local:vztmpl/alpine.tar.xz', 'ip': 'dhcp'}, 'absent')
+    fleet = read_fleet(str(tmp_path / 'proxmox'), str(tmp_path), 'local')
+    assert fleet.warnings == [
+        'proxmox/lxc/dns-01.yaml (document 1): spec.net[1].model is not reconciled by puls.proxmox; ignored',
+        'proxmox/lxc/dns-01.yaml (document 1): spec.net[1] is not reconciled by puls.proxmox; ignored',
+    ]
+
+
 # --- the examples: one fleet, declared twice -------------------------------------------------------------------------
 
 
@@ -493,7 +584,14 @@ def test_the_example_fleet_is_the_demo_fleet(example_listings):
     assert (hostvars['web1']['pve_ip'], 'pve_ip' in hostvars['web2']) == ('127.77.0.21/24', False)
     assert hostvars['web3']['pve_user_data'].startswith('#cloud-config\n')
     assert hostvars['web4']['pve_replace'] == 'web-old'
-    assert [iso['url'] for iso in hostvars['web1']['pve_isos']] == ['http://127.77.0.3/lab-tools.iso']
+    assert [iso['url'] for iso in hostvars['web1']['pve_isos']] == [
+        'http://127.77.0.3/lab-tools.iso',
+        'http://127.77.0.3/debian-12-standard_12.7-1_amd64.tar.zst',
+    ]
+    # A container from the OS template the fleet downloads, provisioned as root.
+    assert group_members(example_listings[0])['pve_containers'] == (['dns1'], [])
+    assert hostvars['dns1']['pve_container']['image'] == 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst'
+    assert (hostvars['dns1']['pve_ssh_user'], hostvars['dns1']['pve_provision']) == ('root', ['base.yml'])
 
 
 def test_the_example_provision_files_exist_next_to_the_inventories(example_listings):

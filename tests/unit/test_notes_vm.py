@@ -19,8 +19,9 @@ PVE_DIGEST = 'detected modified configuration - file changed by other user? Try 
 FAKEPVE_DIGEST = 'checksum mismatch (file change by other user?)'
 
 
-def request(state='query', record=None, force=False, files=(BASE, WEB, DB), hashes=None, **vm):
+def request(state='query', record=None, force=False, files=(BASE, WEB, DB), hashes=None, guest_type='qemu', **vm):
     params = {
+        'guest_type': guest_type,
         'name': vm.get('name', 'web1'),
         'vmid': vm.get('vmid'),
         'files': list(files),
@@ -33,10 +34,11 @@ def request(state='query', record=None, force=False, files=(BASE, WEB, DB), hash
 
 
 class FakeClient:
-    """One VM (101 on pve1) whose config a test edits; PUTs honour the digest as PVE does."""
+    """One guest (101 on pve1, a VM unless guest_type says lxc) whose config a test edits; PUTs honour the digest as PVE does."""
 
-    def __init__(self, description='', name='web1'):
+    def __init__(self, description='', name='web1', guest_type='qemu'):
         self.config = {'name': name, 'description': description}
+        self.type = guest_type
         self.puts = []
         self.before_put = None  # called before each PUT lands: a concurrent edit
         self.refusal = PVE_DIGEST
@@ -45,18 +47,18 @@ class FakeClient:
         return hashlib.sha1(repr(sorted(self.config.items())).encode()).hexdigest()
 
     def cluster_vms(self):
-        return [{'vmid': 101, 'name': self.config['name'], 'node': 'pve1', 'type': 'qemu'}]
+        return [{'vmid': 101, 'name': self.config['name'], 'node': 'pve1', 'type': self.type}]
 
     def get(self, path, *, context=None, **params):
         assert path == '/access/permissions'  # the privilege check before a write (_privileges.require)
         return {'/vms': {'VM.Config.Options': 1}}
 
-    def vm_config(self, node, vmid, current=False):
-        assert (node, vmid) == ('pve1', 101)
+    def vm_config(self, node, vmid, current=False, guest_type='qemu'):
+        assert (node, vmid, guest_type) == ('pve1', 101, self.type)
         return dict(self.config, digest=self.digest())
 
     def put(self, path, *, context=None, idempotent=False, digest=None, **params):
-        assert path == '/nodes/pve1/qemu/101/config' and idempotent
+        assert path == f'/nodes/pve1/{self.type}/101/config' and idempotent
         self.puts.append(dict(params, digest=digest))
         if self.before_put:
             self.before_put(self)
@@ -192,3 +194,12 @@ def test_a_missing_vm_is_all_pending_in_a_check_mode_query_and_an_error_otherwis
 
 def test_a_vmid_alone_finds_the_vm_whatever_its_name():
     assert reconcile(FakeClient(name='anything'), request(name=None, vmid=101))['vmid'] == 101
+
+
+def test_a_container_s_notes_are_found_among_containers_read_and_written_at_its_lxc_path():
+    client = FakeClient(HUMAN, name='ct1', guest_type='lxc')
+    result = reconcile(client, request('applied', record=[BASE], name='ct1', guest_type='lxc'))
+    assert client.config['description'] == f'{HUMAN}\n\n[puls-provision: {BASE}=aaaaaaaaaaaa]'
+    assert (result['vmid'], result['pending'], result['diff']['before_header']) == (101, [WEB, DB], 'container 101 Notes')
+    with pytest.raises(NotesError, match="VM 'ct1' does not exist"):
+        reconcile(client, request(name='ct1'))

@@ -1,0 +1,100 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Containers (group pve_containers) through puls.proxmox.site against the lab: planned, created from the OS template
+that pve_isos downloads, provisioned over SSH as root, then left alone by a run that ends at the one-pass check (no SSH,
+no write); last, one declared absent is destroyed and an undeclared one pruned. One fleet, few runs.
+
+Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integration/test_reconcile_containers.py -p no:xdist
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import lab_vms
+import pytest
+from lab.images import CONTAINER_TEMPLATE
+
+from playbooks import run_playbook
+
+SITE = '- import_playbook: puls.proxmox.site\n'
+MARK = '''\
+- name: Mark the container
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Leave a mark
+      ansible.builtin.shell: echo "marked by {{ inventory_hostname }} as $USER" >> "$HOME/marks"
+      changed_when: true
+'''
+
+
+def site(lab, tmp_path, inventory, name, check=False):
+    run = run_playbook(tmp_path, SITE, lab.env, inventory=inventory, check=check, name=name)
+    assert run.rc == 0, run.stdout + run.stderr
+    return run
+
+
+def containers(lab):
+    """host name -> (vmid, status, config) of every container of the lab."""
+    return lab.call(lambda: {ct.config.get('hostname'): (ct.vmid, ct.status, dict(ct.config)) for ct in lab.pve.cts})
+
+
+@pytest.mark.slow(minutes=2)
+def test_a_container_fleet_is_planned_created_provisioned_then_left_alone_without_ssh_and_destroyed_or_pruned(lab, tmp_path):
+    (tmp_path / 'mark.yml').write_text(textwrap.dedent(MARK))
+    key, public = lab_vms.ssh_key(tmp_path)
+    volume = f'local:vztmpl/{CONTAINER_TEMPLATE}'
+    # Root's SSH keys are pve_ssh_keys, as the role gives them to every container.
+    declared = {'image': volume, 'storage': 'local-lvm', 'node': 'pve1', 'gateway': lab.gateway}
+    hosts = {
+        'dns1': {'pve_container': dict(declared, ip=f'{lab.address(31)}/24', cores=1, memory=256, tags=['dns']), 'pve_provision': ['mark.yml']},
+        'cache1': {'pve_container': dict(declared, ip=f'{lab.address(32)}/24', memory=512)},
+    }
+    inventory = {
+        'all': {
+            'vars': {
+                'pve_ssh_user': 'root',
+                'pve_ssh_keys': [public],
+                'pve_ssh_private_key_file': str(key),
+                'pve_guest_python': sys.executable,
+                'pve_provision_dir': str(tmp_path),
+                'pve_nodes': lab.nodes,
+                'pve_isos': [
+                    {'filename': CONTAINER_TEMPLATE, 'content': 'vztmpl', 'storage': 'local', 'node': 'pve1', 'url': lab.served.url(CONTAINER_TEMPLATE)}
+                ],
+            },
+            'children': {'pve_containers': {'hosts': hosts}},
+        }
+    }
+
+    planned = site(lab, tmp_path, inventory, 'plan', check=True)
+    assert lab.writes() == [] and lab.ssh_connections() == 0
+    assert planned.plans == {CONTAINER_TEMPLATE: ['create'], 'dns1': ['create', 'provision mark.yml'], 'cache1': ['create']}
+
+    applied = site(lab, tmp_path, inventory, 'apply')
+    assert applied.plans == planned.plans
+    made = containers(lab)
+    assert set(made) == {'dns1', 'cache1'}
+    dns1_vmid, status, config = made['dns1']
+    assert status == 'running' and (config['cores'], config['memory']) == (1, 256) and config['tags'] == 'dns;puls-managed'
+    assert f'ip={lab.address(31)}/24' in config['net0'] and '[puls-provision: mark.yml=' in config['description']
+    marks = lab.guest(dns1_vmid).home / 'marks'
+    assert marks.read_text().splitlines() == ['marked by dns1 as root']
+
+    connections, writes = lab.ssh_connections(), len(lab.writes())
+    again = site(lab, tmp_path, inventory, 'again')
+    assert not again.changed, again.stdout
+    assert again.plans == {CONTAINER_TEMPLATE: ['ok'], 'dns1': ['ok'], 'cache1': ['ok']}
+    # The one-pass check vouched for both: no container task ran, no SSH connection, no write.
+    assert again.for_task('Create or converge the container') == []
+    assert (lab.ssh_connections(), len(lab.writes())) == (connections, writes)
+
+    # dns1 declared absent, cache1 no longer declared and pruned: both go, and the plan names each.
+    hosts['dns1']['pve_state'] = 'absent'
+    del hosts['cache1']
+    inventory['all']['vars']['pve_prune'] = True
+    gone = site(lab, tmp_path, inventory, 'gone')
+    assert gone.plans == {CONTAINER_TEMPLATE: ['ok'], 'dns1': ['destroy'], 'cache1': ['prune']}
+    assert containers(lab) == {}
