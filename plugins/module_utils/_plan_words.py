@@ -14,15 +14,30 @@ from typing import Any
 
 # (word as printed, the total it counts in, what it means), in the order of the printed total.
 ACTIONS = (
-    ('create', 'create', 'The VM is created (cloned or imported), or the ISO or cloud image of `pve_isos` downloaded or uploaded.'),
-    ('update', 'update', 'Settings of the VM (or the file of an ISO) are changed in place.'),
+    (
+        'create',
+        'create',
+        'The VM is created (cloned or imported), the ISO or cloud image of `pve_isos` downloaded or uploaded, or the '
+        'network interface of `pve_networks` created.',
+    ),
+    ('update', 'update', 'Settings of the VM (or the file of an ISO, or a network interface) are changed in place.'),
     ('update (reboot needed)', 'update', 'Settings are changed that the running VM takes only at its next boot (`pve_apply_mode: report`).'),
     ('build', 'build', 'The template is built for the first time: a build VM is made, provisioned, generalized and converted.'),
     ('rebuild (REASON)', 'rebuild', 'The template is built anew because what built it changed, for example `rebuild (provision file base.yml changed)`.'),
     ('provision FILE, ...', 'provision', 'These provision files run, in order: the pending ones of a VM, every one of a template being built.'),
     ('replace OLD', 'replace', 'The VM `OLD` of `pve_replace` is destroyed once this machine is created and provisioned.'),
-    ('destroy', 'destroy', 'The machine declared `pve_state: absent` (or the stack, `puls.proxmox.destroy`) is destroyed, or the ISO declared absent deleted.'),
-    ('prune', 'prune', 'The owned guest declared nowhere is destroyed (`pve_prune: true`).'),
+    (
+        'destroy',
+        'destroy',
+        'The machine declared `pve_state: absent` (or the stack, `puls.proxmox.destroy`) is destroyed, or the ISO or '
+        'network interface declared absent deleted.',
+    ),
+    (
+        'prune',
+        'prune',
+        'The owned guest declared nowhere is destroyed (`pve_prune: true`), or the owned network interface that its '
+        "node's entry of `pve_networks` no longer declares deleted (the entry's `prune`).",
+    ),
     (
         'orphan',
         'orphan',
@@ -34,7 +49,7 @@ ACTIONS = (
 COUNTED = tuple(dict.fromkeys(total for _word, total, _meaning in ACTIONS if total))
 # The counted words that are no work to do: the guest is out of sync, and the run leaves it so.
 LEFT_ALONE = ('orphan',)
-KIND_ORDER = ('iso', 'template', 'vm', 'container')
+KIND_ORDER = ('network', 'iso', 'template', 'vm', 'container')
 OK = 'ok'
 # pve_iso's action on a node -> the plan word of the file.
 ISO_WORDS = {'none': OK, 'download': 'create', 'upload': 'create', 'replace': 'update', 'delete': 'destroy'}
@@ -84,6 +99,24 @@ def iso_actions(node_actions: Mapping[str, str] | None) -> list[str]:
     """The plan of one entry of pve_isos, from pve_iso's action on each node."""
     words = [ISO_WORDS.get(action, action) for action in (node_actions or {}).values()]
     return list(dict.fromkeys(word for word in words if word != OK)) or [OK]
+
+
+def network_plans(result: Mapping[str, Any] | None, node: str, declared: Iterable[str]) -> list[dict[str, Any]]:
+    """The plans of one node's interfaces from pve_node_network's result: one per declared interface and one per
+    interface the run deletes, named NODE/IFACE. A delete is ``destroy`` for a declared interface (``state: absent``)
+    and ``prune`` for one no longer declared; the module's ``apply`` (the one reload) is not an interface's."""
+    declared = list(dict.fromkeys(declared))
+    words: dict[str, list[str]] = {name: [] for name in declared}
+    for action in (result or {}).get('actions') or ():
+        kind, _space, rest = action.partition(' ')
+        if kind not in ('create', 'update', 'delete') or not rest:
+            continue
+        iface = rest.split(' ', 1)[0]
+        word = kind if kind != 'delete' else ('destroy' if iface in declared else 'prune')
+        words.setdefault(iface, [])
+        if word not in words[iface]:
+            words[iface].append(word)
+    return [{'kind': 'network', 'name': f'{node}/{iface}', 'actions': actions or [OK]} for iface, actions in words.items()]
 
 
 def words_table() -> str:

@@ -18,7 +18,7 @@ if __name__ == '__main__':  # run as a script to regenerate docs/index.md's tabl
 from integration.playbooks import COLLECTIONS, REPO, run_playbook  # noqa: E402
 
 from ansible_collections.puls.proxmox.plugins.filter.plan_actions import plan_actions  # noqa: E402
-from ansible_collections.puls.proxmox.plugins.module_utils._plan_words import ACTIONS, COUNTED, LEFT_ALONE, words_table  # noqa: E402
+from ansible_collections.puls.proxmox.plugins.module_utils._plan_words import ACTIONS, COUNTED, LEFT_ALONE, network_plans, words_table  # noqa: E402
 
 ENABLED = {'ANSIBLE_CALLBACKS_ENABLED': 'puls.proxmox.plan_summary'}
 INDEX = REPO / 'docs' / 'index.md'
@@ -272,6 +272,27 @@ def test_the_role_says_build_provision_and_the_other_plan_words_only_as_the_code
             actions = plan.get('actions')
             if isinstance(actions, list):
                 assert set(actions) <= defined, (path.name, actions)
+
+
+def test_each_interface_of_a_node_has_its_plan_and_a_delete_is_destroy_when_declared_and_prune_when_not():
+    result = {
+        'changed': True,
+        'actions': ['update vmbr2 (release the ports it no longer has)', 'delete vmbr3', 'delete vmbr9', 'create vmbr1', 'update vmbr2', 'apply'],
+    }
+    plans = network_plans(result, 'pve1', ['vmbr1', 'vmbr2', 'vmbr3', 'vmbr4'])
+    assert plans == [
+        {'kind': 'network', 'name': 'pve1/vmbr1', 'actions': ['create']},
+        {'kind': 'network', 'name': 'pve1/vmbr2', 'actions': ['update']},
+        {'kind': 'network', 'name': 'pve1/vmbr3', 'actions': ['destroy']},
+        {'kind': 'network', 'name': 'pve1/vmbr4', 'actions': ['ok']},
+        {'kind': 'network', 'name': 'pve1/vmbr9', 'actions': ['prune']},
+    ]
+    defined = {word for word, _total, _meaning in ACTIONS}
+    assert {action for plan in plans for action in plan['actions']} <= defined
+    # A run that changes nothing (and the apply alone, of changes staged before) is ok for every declared interface.
+    assert network_plans({'changed': True, 'actions': ['apply (with the changes staged before)']}, 'pve2', ['vmbr1']) == [
+        {'kind': 'network', 'name': 'pve2/vmbr1', 'actions': ['ok']}
+    ]
 
 
 def documented_table():
