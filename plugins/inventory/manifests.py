@@ -19,8 +19,8 @@ description:
     C(---).
   - Kind C(VirtualMachine) becomes a host of the group C(pve_vms). Kind C(Template) becomes a host of the group
     C(pve_templates). Kind C(Container) becomes a host of the group C(pve_containers). Kind C(Iso) becomes an entry of
-    C(pve_isos), a variable of the group C(all). Kind C(Network) is reported with a warning and ignored, because it is
-    not reconciled.
+    C(pve_isos), a variable of the group C(all). Kind C(Network) becomes an interface of the entry of its node in
+    C(pve_networks), a variable of the group C(all).
   - >-
     Every manifest is read and checked before the first host is added, so an invalid manifest never leaves a partial
     inventory. The error starts with the file and the document, counted from 1, and names the field. For example, a
@@ -98,6 +98,15 @@ notes:
     C(filename) is the last path segment of C(spec.source). C(checksum) is V(ALGO:VALUE) from C(spec.checksum).
     C(content) is V(import) for C(.qcow2), C(.raw) and C(.vmdk) files, V(vztmpl) for C(.tar.*) files, and V(iso) for
     the rest. C(node) and C(checksum) are left out when the manifest has none.
+  - >-
+    B(Network.) Kind C(Network) is a network interface of a node, an entry of C(interfaces) of the node's entry
+    C({node, interfaces}) of C(pve_networks) (P(puls.proxmox.pve_node_network#module)'s options). C(metadata.node) is
+    the node and is required. C(metadata.name) is the interface's C(name), such as V(vmbr1). C(spec.type) (V(bridge),
+    V(bond) or V(vlan)) is C(type) and is required. C(spec.ports) (a list, or one string of names separated by spaces or
+    commas) is C(ports). C(spec.vlanAware) is C(vlan_aware), C(spec.cidr) C(cidr), C(spec.gateway) C(gateway),
+    C(spec.mtu) C(mtu) and C(spec.comments) C(comments). Two manifests of one interface on one node are an error. The
+    entry's C(prune) is left unset, so O(prune) (C(pve_prune)) decides whether the node's owned interfaces that no
+    manifest declares any more are deleted; only the nodes that some C(Network) manifest names are pruned.
   - >-
     B(Extensions.) proxmops has no fields for these variables, so these C(spec) fields carry them. proxmops ignores
     fields it does not know. C(provision) (a list of files) is C(pve_provision). C(forceConfigCheck) is
@@ -181,9 +190,8 @@ VIRTUAL_MACHINE = 'VirtualMachine'
 TEMPLATE = 'Template'
 ISO = 'Iso'
 CONTAINER = 'Container'
-# proxmops defines this kind but does not apply it; it is reported and ignored.
-NOT_RECONCILED_KINDS = ('Network',)
-KINDS = (VIRTUAL_MACHINE, TEMPLATE, ISO, CONTAINER) + NOT_RECONCILED_KINDS
+NETWORK = 'Network'
+KINDS = (VIRTUAL_MACHINE, TEMPLATE, ISO, CONTAINER, NETWORK)
 
 # A file is a manifest file when one of its documents starts a top-level proxmops apiVersion line.
 _MANIFEST_LINE = re.compile(r'''^apiVersion:\s*["']?proxmops\.dev/''', re.MULTILINE)
@@ -345,7 +353,10 @@ SPEC_FIELDS = {
     TEMPLATE: tuple(field for field in _DIRECT_FIELDS if field not in _VM_ONLY_FIELDS) + _STRUCTURED_FIELDS,
     ISO: ('source', 'node', 'storage', 'checksum'),
     CONTAINER: (*_CONTAINER_OPTION_FIELDS, *_CONTAINER_VARIABLE_FIELDS, 'rootfs', 'net', 'template', 'state'),
+    NETWORK: ('type', 'ports', 'vlanAware', 'cidr', 'gateway', 'mtu', 'comments'),
 }
+# pve_node_network's interface types (module_utils/_network_plan.py TYPES).
+NETWORK_TYPES = ('bridge', 'bond', 'vlan')
 STATES = {VIRTUAL_MACHINE: ('running', 'stopped', 'absent'), TEMPLATE: ('absent',), CONTAINER: ('running', 'stopped', 'absent')}
 CLOUD_INIT_FIELDS = ('user', 'password', 'sshKeys', 'ip', 'nameserver', 'searchDomain', 'searchdomain')
 # proxmops fields that puls.proxmox does not reconcile: a warning, not an error.
@@ -362,10 +373,13 @@ class Fleet:
         # name -> (group, variables)
         self.machines = {}
         self.isos = []
+        # node -> its pve_networks entry {node, interfaces}
+        self.networks = {}
         self.warnings = []
         # name -> the document declaring it; machines (hosts) and ISOs are named apart.
         self._machine_declarations = {}
         self._iso_declarations = {}
+        self._network_declarations = {}
         # (machine name, spec.iso naming a file, its spec): resolved by resolve_isos
         self._iso_references = []
         # (container name, spec.template naming an OS template, its spec): resolved by resolve_isos
@@ -383,9 +397,6 @@ class Fleet:
         kind = top.choice('kind', KINDS)
         if kind is None:
             raise document.error('kind', 'is required, one of ' + ', '.join(KINDS))
-        if kind in NOT_RECONCILED_KINDS:
-            self._ignore_kind(document, kind, manifest.get('metadata'))
-            return
         metadata = top.section('metadata', ('name', 'node', 'tags'))
         if metadata is None:
             raise document.error('metadata.name', 'is required')
@@ -395,7 +406,9 @@ class Fleet:
         spec = top.section('spec', SPEC_FIELDS[kind])
         if spec is None:
             raise document.error('spec', 'is required')
-        if kind == ISO:
+        if kind == NETWORK:
+            self._add_interface(document, metadata, name, spec)
+        elif kind == ISO:
             self._claim(self._iso_declarations, name, document)
             self._add_volume(self._iso_entry(spec), document, 'spec.source')
         elif kind == CONTAINER:
@@ -455,11 +468,27 @@ class Fleet:
         problem = f"names {template!r}, which no Iso manifest of an OS template (.tar.*) declares on this container's node"
         raise spec.fail('template', f'{problem}; declare it, or give its volume, e.g. local:vztmpl/{template}_VERSION_amd64.tar.zst')
 
-    def _ignore_kind(self, document, kind, metadata):
-        name = metadata.get('name') if isinstance(metadata, Mapping) else None
-        self.warnings.append(
-            f'{document}: {kind} {name or "(unnamed)"} is ignored: puls.proxmox reconciles virtual machines, templates, containers and ISOs, not networks'
-        )
+    def _add_interface(self, document, metadata, name, spec):
+        """A Network manifest: one interface of its node's pve_networks entry."""
+        node = metadata.required_text('node')
+        if metadata.value('tags') is not None:
+            self._ignore(['metadata.tags'], document)
+        self._claim(self._network_declarations, f'{name} on node {node}', document)
+        interface = {'name': name, 'type': spec.choice('type', NETWORK_TYPES)}
+        if interface['type'] is None:
+            raise spec.fail('type', 'is required, one of ' + ', '.join(NETWORK_TYPES))
+        ports = spec.value('ports')
+        if isinstance(ports, str):
+            ports = [port for port in re.split(r'[\s,]+', ports) if port]
+        elif ports is not None:
+            ports = spec.text_list('ports')
+        _set(interface, 'ports', ports)
+        _set(interface, 'vlan_aware', spec.boolean('vlanAware'))
+        _set(interface, 'cidr', spec.text('cidr'))
+        _set(interface, 'gateway', spec.text('gateway'))
+        _set(interface, 'mtu', spec.positive_int('mtu'))
+        _set(interface, 'comments', spec.text('comments'))
+        self.networks.setdefault(node, {'node': node, 'interfaces': []})['interfaces'].append(interface)
 
     def _ignore(self, fields, document):
         self.warnings.extend(f'{document}: {field} is not reconciled by puls.proxmox; ignored' for field in fields)
@@ -763,6 +792,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
                 self.inventory.set_variable('all', variable, self.get_option(option))
         if fleet.isos:
             self.inventory.set_variable('all', 'pve_isos', fleet.isos)
+        if fleet.networks:
+            self.inventory.set_variable('all', 'pve_networks', list(fleet.networks.values()))
         strict = self.get_option('strict')
         for name, (group, variables) in fleet.machines.items():
             self.inventory.add_host(name, group=group)

@@ -135,7 +135,13 @@ def vm(name, spec='cores: 1', kind='VirtualMachine', metadata=''):
 
 def test_every_mapped_field_becomes_its_variable(fixture_listing):
     hostvars = fixture_listing[0]['_meta']['hostvars']
-    cluster = {'pve_owner_tag': 'managed-by-proxmops', 'pve_prune': True, 'pve_isos': hostvars['app-01']['pve_isos']}
+    cluster = {
+        'pve_owner_tag': 'managed-by-proxmops',
+        'pve_prune': True,
+        'pve_isos': hostvars['app-01']['pve_isos'],
+        # proxmox/networks/vmbr1.yaml
+        'pve_networks': [{'node': 'pve-node1', 'interfaces': [{'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.1.0.1/24'}]}],
+    }
     assert hostvars == {
         'debian-12-tpl': dict(
             cluster,
@@ -262,11 +268,9 @@ def test_isos_and_cloud_image_urls_become_pve_isos_entries_downloaded_once(fixtu
     ]
 
 
-def test_networks_and_unreconciled_fields_are_warnings_not_errors(fixture_listing):
+def test_unreconciled_fields_are_warnings_not_errors(fixture_listing):
     warnings = [line for line in fixture_listing[1].splitlines() if line.startswith('[WARNING]')]
     assert warnings == [
-        '[WARNING]: proxmox/networks/vmbr1.yaml (document 1): Network vmbr1 is ignored: puls.proxmox reconciles '
-        'virtual machines, templates, containers and ISOs, not networks',
         '[WARNING]: proxmox/vms/more-apps.yaml (document 1): spec.net[0].ip is not reconciled by puls.proxmox; ignored',
     ]
 
@@ -558,6 +562,72 @@ def test_a_container_is_pve_container_its_template_a_volume_or_its_iso_and_its_f
         'proxmox/lxc/dns-01.yaml (document 1): spec.net[1].model is not reconciled by puls.proxmox; ignored',
         'proxmox/lxc/dns-01.yaml (document 1): spec.net[1] is not reconciled by puls.proxmox; ignored',
     ]
+
+
+def test_network_manifests_become_the_interfaces_of_their_nodes_entries_in_pve_networks(plugin, tmp_path):
+    # proxmops' Network fields: a VLAN-aware bridge with its ports, address, gateway, MTU and comments; two nodes.
+    vmbr1 = vm(
+        'vmbr1',
+        'type: bridge\nports: [eno2]\nvlanAware: true\ncidr: 127.1.0.1/24\ngateway: 127.1.0.254\nmtu: 1500\ncomments: Guests\n',
+        kind='Network',
+        metadata='node: pve1\n',
+    )
+    bond0 = vm('bond0', 'type: bond\nports: eno2, eno3\n', kind='Network', metadata='node: pve2\ntags: [lab]\n')
+    vmbr2 = vm('vmbr2', 'type: bridge\n', kind='Network', metadata='node: pve1\n')
+    config_file = write_tree(tmp_path, {'networks/pve1.yaml': vmbr1 + '---\n' + vmbr2, 'networks/pve2.yaml': bond0})
+    variables = InventoryManager(loader=DataLoader(), sources=[str(config_file)]).groups['all'].get_vars()
+    assert variables['pve_networks'] == [
+        {
+            'node': 'pve1',
+            'interfaces': [
+                {
+                    'name': 'vmbr1',
+                    'type': 'bridge',
+                    'ports': ['eno2'],
+                    'vlan_aware': True,
+                    'cidr': '127.1.0.1/24',
+                    'gateway': '127.1.0.254',
+                    'mtu': 1500,
+                    'comments': 'Guests',
+                },
+                {'name': 'vmbr2', 'type': 'bridge'},
+            ],
+        },
+        # Ports as one string, separated by commas or spaces, are the list.
+        {'node': 'pve2', 'interfaces': [{'name': 'bond0', 'type': 'bond', 'ports': ['eno2', 'eno3']}]},
+    ]
+    assert read_fleet(str(tmp_path / 'proxmox'), str(tmp_path), 'local').warnings == [
+        'proxmox/networks/pve2.yaml (document 1): metadata.tags is not reconciled by puls.proxmox; ignored'
+    ]
+
+
+@pytest.mark.parametrize(
+    ('files', 'message'),
+    [
+        (
+            {'networks/a.yaml': vm('vmbr1', 'type: bridge\n', kind='Network')},
+            'proxmox/networks/a.yaml (document 1): metadata.node is required',
+        ),
+        (
+            {'networks/a.yaml': vm('vmbr1', 'cidr: 127.1.0.1/24\n', kind='Network', metadata='node: pve1\n')},
+            'proxmox/networks/a.yaml (document 1): spec.type is required, one of bridge, bond, vlan',
+        ),
+        (
+            {'networks/a.yaml': vm('vmbr1', 'type: ovs\n', kind='Network', metadata='node: pve1\n')},
+            "proxmox/networks/a.yaml (document 1): spec.type must be one of bridge, bond, vlan, got 'ovs'",
+        ),
+        (
+            {
+                'networks/a.yaml': vm('vmbr1', 'type: bridge\n', kind='Network', metadata='node: pve1\n'),
+                'networks/b.yaml': vm('vmbr1', 'type: bridge\n', kind='Network', metadata='node: pve1\n'),
+            },
+            "proxmox/networks/b.yaml (document 1): metadata.name 'vmbr1 on node pve1' is already declared by proxmox/networks/a.yaml (document 1)",
+        ),
+    ],
+    ids=['no node', 'no type', 'unknown type', 'declared twice'],
+)
+def test_a_network_manifest_without_node_or_type_or_declared_twice_is_refused(plugin, tmp_path, files, message):
+    assert parse_failure(plugin, write_tree(tmp_path, files))[0] == message
 
 
 # --- the examples: one fleet, declared twice -------------------------------------------------------------------------
