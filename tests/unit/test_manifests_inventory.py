@@ -662,6 +662,15 @@ def test_the_example_fleet_is_the_demo_fleet(example_listings):
     assert group_members(example_listings[0])['pve_containers'] == (['dns1'], [])
     assert hostvars['dns1']['pve_container']['image'] == 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst'
     assert (hostvars['dns1']['pve_ssh_user'], hostvars['dns1']['pve_provision']) == ('root', ['base.yml'])
+    # A VLAN-aware bridge on pve1's spare NIC.
+    assert hostvars['web1']['pve_networks'] == [
+        {
+            'node': 'pve1',
+            'interfaces': [
+                {'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2'], 'vlan_aware': True, 'cidr': '127.77.1.1/24', 'comments': 'Guest traffic'}
+            ],
+        }
+    ]
 
 
 def test_the_example_provision_files_exist_next_to_the_inventories(example_listings):
