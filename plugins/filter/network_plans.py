@@ -41,7 +41,9 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _value:
-  description: The plans, for example V([{kind: network, name: pve1/vmbr1, actions: [create]}]).
+  description: >-
+    The plans, each a dict with C(kind) (V(network)), C(name) (V(NODE/IFACE)) and C(actions), for example
+    V([create]).
   type: list
   elements: dict
 '''

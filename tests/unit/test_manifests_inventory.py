@@ -666,9 +666,7 @@ def test_the_example_fleet_is_the_demo_fleet(example_listings):
     assert hostvars['web1']['pve_networks'] == [
         {
             'node': 'pve1',
-            'interfaces': [
-                {'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2'], 'vlan_aware': True, 'cidr': '127.77.1.1/24', 'comments': 'Guest traffic'}
-            ],
+            'interfaces': [{'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2'], 'vlan_aware': True, 'cidr': '127.77.1.1/24', 'comments': 'Guest traffic'}],
         }
     ]
 
