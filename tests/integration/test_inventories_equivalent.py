@@ -52,8 +52,8 @@ def reconcile(lab, directory, source, key):
 
 
 def cluster(lab):
-    """What the lab holds after the run: name -> normalized config of every guest but the seed template, and the
-    files of every storage."""
+    """What the lab holds after the run: name -> normalized config of every guest but the seed template, the
+    files of every storage, and the text of each node's /etc/network/interfaces (with nothing left staged)."""
     api = lab_vms.client(lab)
     block = lab.address(1).rsplit('.', 1)[0] + '.'
     guests = {}
@@ -77,7 +77,9 @@ def cluster(lab):
             if not re.search(r'\b(vm|base)-\d+-', item['volid'])
         }
     )
-    return guests, files
+    # A node's own address is in the lab's block.
+    networks = {node: tuple(text and text.replace(block, '<block>.') for text in lab.call(lambda node=node: lab.pve.network_files(node))) for node in lab.nodes}
+    return guests, files, networks
 
 
 @pytest.mark.lab(time_scale=0.01)
@@ -91,13 +93,16 @@ def test_example_manifests_and_example_inventory_reconcile_to_the_same_cluster(l
         from_manifests, from_inventory = [run.result() for run in runs]
         manifests_cluster, inventory_cluster = cluster(lab), cluster(other)
 
-    guests, files = manifests_cluster
+    guests, files, networks = manifests_cluster
     assert set(guests) == {'golden-web', 'web1', 'web2', 'web3', 'web4', 'dns1'}
     assert ('local:iso/lab-tools.iso', 'iso') in files and ('local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst', 'vztmpl') in files
     assert '[puls-provision: base.yml=' in guests['dns1'][1]
     assert '[puls-provision:' in guests['golden-web'][1]
     assert guests == inventory_cluster[0]
     assert files == inventory_cluster[1]
+    # The example bridge, applied on pve1 alike by both.
+    assert 'iface vmbr1 inet static' in networks['pve1'][0] and networks['pve1'][1] is None
+    assert networks == inventory_cluster[2]
     # Both runs did the same, step by step, as their plans say.
     assert from_manifests.plans['web4'] == ['create', 'replace web-old']
     assert from_manifests.plans == from_inventory.plans
