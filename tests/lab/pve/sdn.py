@@ -326,7 +326,7 @@ class SdnMixin:
         if kind == 'simple':
             if tag is not None:
                 raise param_error(tag='vlan tag is not allowed on simple zone')
-            obj.setdefault('mac', 'BC:24:11:%02X:%02X:%02X' % tuple(random.randrange(256) for _ in range(3)))
+            obj.setdefault('mac', 'BC:24:11:%02X:%02X:%02X' % tuple(random.randrange(256) for _octet in range(3)))
         elif kind == 'vlan':
             if tag is None:
                 raise param_error(tag='missing vlan tag')
