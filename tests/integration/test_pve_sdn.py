@@ -14,6 +14,8 @@ import yaml
 from integration import lab_vms
 from integration.playbooks import four_runs, run_playbook
 
+from ansible_collections.puls.proxmox.plugins.module_utils._api import PveClient
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._sdn_io import reconcile
 from ansible_collections.puls.proxmox.plugins.module_utils._sdn_plan import SdnOptionError, SdnRefused
 from ansible_collections.puls.proxmox.plugins.modules import pve_sdn
@@ -120,6 +122,13 @@ def test_refusals_change_nothing(lab, tmp_path):
         with pytest.raises((SdnOptionError, SdnRefused)) as refusal:
             reconcile(api, params)
         assert str(refusal.value).startswith(message)
+    # A credential that may only audit the zones is refused before the first write, naming what it lacks.
+    lab.call(lambda: lab.pve.add_api_token('carol@pve', 'sdnaudit', 'sdnaudit-secret', {'/sdn/zones': ['SDN.Audit']}))
+    auditor = PveClient(lab.url, 'carol@pve', 'sdnaudit', 'sdnaudit-secret', ca_path=str(lab.cafile))
+    with pytest.raises(PveApiError) as refusal:
+        reconcile(auditor, {'pending_changes': 'apply', 'zones': [{'name': 'flat', 'type': 'simple'}]})
+    assert 'Permission check failed (/sdn/zones, SDN.Allocate) to create zone flat' in str(refusal.value)
+    assert 'Permission check failed (/sdn, SDN.Allocate) to apply the SDN config' in str(refusal.value)
     # Through playbooks: a field error as the module reports it, the used VNet, the unapplied changes.
     refused = [
         sdn_task('Bad gateway', subnets=[{'vnet': 'hand', 'cidr': '127.20.0.0/24', 'gateway': '127.21.0.1'}]),
