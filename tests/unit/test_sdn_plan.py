@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.puls.proxmox.plugins.module_utils._privileges import sdn_needs
 from ansible_collections.puls.proxmox.plugins.module_utils._sdn_plan import (
     APPLY,
     Observed,
@@ -174,3 +175,28 @@ def test_bad_options_name_the_field():
         with pytest.raises(SdnOptionError) as error:
             check_options(params)
         assert error.value.option == option and str(error.value).startswith(option + ': ')
+
+
+def test_each_write_needs_sdn_allocate_where_pve_checks_it():
+    spec = check_options(
+        {
+            'prune': True,
+            'zones': [{'name': 'z2', 'type': 'simple'}, {'name': 'lan', 'type': 'vlan', 'bridge': 'vmbr0', 'mtu': 1400}],
+            'vnets': [{'name': 'app', 'zone': 'z2'}],
+            'subnets': [{'vnet': 'app', 'cidr': '127.40.0.0/24'}],
+        }
+    )
+    result = plan(spec, APPLIED)
+    zone_of = {'web': 'lan', 'hand': 'lan', 'app': 'z2'}
+    needs = {(need.grants[0].privilege, need.grants[0].path, need.purpose) for need in sdn_needs(result.actions, zone_of, deletes_vnets=True)}
+    assert needs == {
+        ('SDN.Audit', '/sdn/zones', 'to see every SDN zone and VNet (PVE lists only those one may audit)'),
+        ('SDN.Allocate', '/sdn/zones', 'to create zone z2'),
+        ('SDN.Allocate', '/sdn/zones/lan', 'to update zone lan'),
+        ('SDN.Allocate', '/sdn/zones/z2', 'to create VNet app'),
+        ('SDN.Allocate', '/sdn/zones/z2/app', 'to create subnet z2-127.40.0.0-24'),
+        ('SDN.Allocate', '/sdn/zones/lan/web', 'to delete subnet lan-127.20.0.0-24'),
+        ('SDN.Allocate', '/sdn/zones/lan/web', 'to delete VNet web'),
+        ('SDN.Allocate', '/sdn', 'to apply the SDN config (PUT /cluster/sdn)'),
+        ('VM.Audit', '/vms', 'to see which guests use a VNet it deletes'),
+    }
