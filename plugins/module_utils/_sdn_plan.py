@@ -384,7 +384,8 @@ def plan(spec: SdnSpec, observed: Observed) -> Plan:
             refusals.append(f"{item.option}.zone: VNet {item.name} has subnets, and PVE does not change the zone of a VNet with subnets (Vnets.pm update)")
             continue
         settings = dict(item.settings)
-        settings['alias'] = marked_alias(item.settings.get('alias'))
+        # An alias not declared is kept as it is (an adopted VNet's), only marked.
+        settings['alias'] = marked_alias(item.settings['alias'] if 'alias' in item.settings else declared_alias(current or {}))
         keys = list(item.settings)
         after[label] = dict(_declared_view(item), managed=True)
         if current is None:

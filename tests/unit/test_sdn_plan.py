@@ -144,6 +144,10 @@ def test_unowned_vnets_pve_rules_and_zones_with_vnets_are_refused():
         assert message in str(refusal.value) and str(refusal.value).endswith('Nothing was changed.')
     adopted = plan(check_options({'adopt': True, 'vnets': [{'name': 'hand', 'zone': 'lan', 'tag': 40}]}), APPLIED)
     assert adopted.actions[0].params['params'] == {'alias': 'puls-managed'}
+    # An alias someone gave it and the declaration leaves out is kept, only marked.
+    named = Observed(ZONES, dict(VNETS, hand=dict(VNETS['hand'], alias='Hand net')), SUBNETS)
+    adopted = plan(check_options({'adopt': True, 'vnets': [{'name': 'hand', 'zone': 'lan', 'tag': 40}]}), named)
+    assert adopted.actions[0].params['params'] == {'alias': 'Hand net (puls-managed)'}
 
 
 def test_bad_options_name_the_field():
