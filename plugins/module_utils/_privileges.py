@@ -440,3 +440,29 @@ def require(client, needs: Iterable[Need], doing: str) -> None:
     lacking = missing(read_permissions(client), needs)
     if lacking:
         raise PveApiError(refusal(doing, lacking, client.credential))
+
+
+def sdn_needs(actions: Iterable[Any], zone_of: Mapping[str, str], deletes_vnets: bool) -> list[Need]:
+    """pve_sdn: seeing every zone and VNet, and what each action of its plan writes.
+
+    pve-network ``PVE/API2/Network/SDN/Zones.pm`` and ``Vnets.pm`` ``index`` list only the objects on which the user holds
+    SDN.Audit or SDN.Allocate; ``Zones.pm`` create needs SDN.Allocate on ``/sdn/zones``, update and delete on
+    ``/sdn/zones/ZONE``; ``Vnets.pm`` create on ``/sdn/zones/ZONE``, update and delete (``$check_vnet_access``) and every
+    subnet write (``Subnets.pm``) on ``/sdn/zones/ZONE/VNET``; ``SDN.pm`` reload (the apply) on ``/sdn``. Deleting a
+    VNet reads every guest's config (VM.Audit) to refuse a VNet a NIC uses. ``zone_of`` maps a VNet to its zone."""
+    needs = [need('to see every SDN zone and VNet (PVE lists only those one may audit)', 'SDN.Audit', '/sdn/zones', Grant('SDN.Allocate', '/sdn/zones'))]
+    for action in actions:
+        kind, oid, verb = action.params.get('kind'), action.params.get('id'), action.kind
+        if verb == 'apply':
+            needs.append(need('to apply the SDN config (PUT /cluster/sdn)', 'SDN.Allocate', '/sdn'))
+        elif kind == 'zone':
+            needs.append(need(f'to {verb} zone {oid}', 'SDN.Allocate', '/sdn/zones' if verb == 'create' else f'/sdn/zones/{oid}'))
+        elif kind == 'vnet':
+            zone = zone_of.get(oid) or action.params.get('params', {}).get('zone')
+            needs.append(need(f'to {verb} VNet {oid}', 'SDN.Allocate', f'/sdn/zones/{zone}' if verb == 'create' else f'/sdn/zones/{zone}/{oid}'))
+        elif kind == 'subnet':
+            vnet = action.params['path'].split('/')[4]
+            needs.append(need(f'to {verb} subnet {oid}', 'SDN.Allocate', f'/sdn/zones/{zone_of.get(vnet)}/{vnet}'))
+    if deletes_vnets:
+        needs.append(need('to see which guests use a VNet it deletes', 'VM.Audit', '/vms'))
+    return needs

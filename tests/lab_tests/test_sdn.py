@@ -68,3 +68,100 @@ def test_the_vnet_list_shows_only_the_vnets_the_user_may_audit(lab, api):
 def test_the_asynchronous_config_update_refuses_a_bridge_before_its_task(lab):
     bare = token(lab, 'bare', {'/vms': VM_PRIVS})
     assert bare('POST', CONFIG, net1='virtio,bridge=vmbr1') == (403, 'Permission check failed (/sdn/zones/localnetwork/vmbr1, SDN.Use)')
+
+
+# The SDN objects, their pending state and the apply (lab/pve/sdn.py, pve-network's SDN.pm pending_config and reload).
+
+
+def by_id(items, key):
+    return {item[key]: item for item in items}
+
+
+def test_a_new_zone_vnet_and_subnet_are_pending_until_the_apply_commits_them(lab, api):
+    api.data('POST', '/cluster/sdn/zones', zone='lan', type='vlan', bridge='vmbr0', mtu=1450)
+    api.data('POST', '/cluster/sdn/vnets', vnet='web', zone='lan', tag=20, alias='web tier')
+    api.data('POST', '/cluster/sdn/vnets/web/subnets', subnet='127.20.0.0/24', type='subnet', gateway='127.20.0.1', snat=1)
+    zone = by_id(api.data('GET', '/cluster/sdn/zones', pending=1), 'zone')['lan']
+    assert (zone['state'], zone['type'], zone['pending']) == ('new', 'vlan', {'bridge': 'vmbr0', 'mtu': 1450})
+    vnet = by_id(api.data('GET', '/cluster/sdn/vnets', pending=1), 'vnet')['web']
+    assert (vnet['state'], vnet['pending']) == ('new', {'alias': 'web tier', 'tag': 20, 'zone': 'lan'})
+    subnet = api.data('GET', '/cluster/sdn/vnets/web/subnets', pending=1)[0]
+    assert (subnet['subnet'], subnet['cidr'], subnet['vnet'], subnet['state']) == ('lan-127.20.0.0-24', '127.20.0.0/24', 'web', 'new')
+    assert subnet['pending'] == {'gateway': '127.20.0.1', 'snat': 1}
+    # The config itself lists them plainly; the running config has none of them yet.
+    assert by_id(api.data('GET', '/cluster/sdn/zones'), 'zone')['lan']['bridge'] == 'vmbr0'
+    assert 'lan' not in by_id(api.data('GET', '/cluster/sdn/zones', running=1), 'zone')
+    status = api.run('PUT', '/cluster/sdn')
+    assert (status['exitstatus'], status['type']) == ('OK', 'reloadnetworkall')
+    zone = by_id(api.data('GET', '/cluster/sdn/zones', pending=1), 'zone')['lan']
+    assert 'state' not in zone and 'pending' not in zone and zone['mtu'] == 1450
+    assert 'state' not in api.data('GET', '/cluster/sdn/vnets/web/subnets', pending=1)[0]
+
+
+def test_a_change_and_a_delete_are_pending_until_applied(lab, api):
+    api.data('POST', '/cluster/sdn/zones', zone='lan', type='vlan', bridge='vmbr0', mtu=1450)
+    api.data('POST', '/cluster/sdn/zones', zone='old', type='simple')
+    api.run('PUT', '/cluster/sdn')
+    api.data('PUT', '/cluster/sdn/zones/lan', mtu=1400)
+    api.data('PUT', '/cluster/sdn/zones/lan', delete='mtu', bridge='vmbr1')
+    api.data('DELETE', '/cluster/sdn/zones/old')
+    zones = by_id(api.data('GET', '/cluster/sdn/zones', pending=1), 'zone')
+    assert (zones['lan']['state'], zones['lan']['pending'], zones['lan']['mtu']) == ('changed', {'mtu': 'deleted', 'bridge': 'vmbr1'}, 1450)
+    assert (zones['old']['state'], zones['old']['type']) == ('deleted', 'simple')
+    api.run('PUT', '/cluster/sdn')
+    zones = by_id(api.data('GET', '/cluster/sdn/zones', pending=1), 'zone')
+    assert set(zones) == {'lan'} and 'mtu' not in zones['lan'] and 'state' not in zones['lan']
+
+
+def test_the_zone_plugins_check_keys_and_tags(lab, api):
+    assert api.error('POST', '/cluster/sdn/zones', zone='lan', type='vlan')[:2] == (500, "missing value for required option 'bridge'")
+    assert api.error('POST', '/cluster/sdn/zones', zone='lan', type='simple', bridge='vmbr0')[:2] == (500, "unexpected property 'bridge'")
+    api.data('POST', '/cluster/sdn/zones', zone='lan', type='vlan', bridge='vmbr0')
+    api.data('POST', '/cluster/sdn/zones', zone='flat', type='simple')
+    api.data('POST', '/cluster/sdn/zones', zone='ovl', type='vxlan', peers='127.0.0.1,127.0.0.2')
+    assert api.error('POST', '/cluster/sdn/vnets', vnet='va', zone='lan')[::2] == (400, {'tag': 'missing vlan tag'})
+    assert api.error('POST', '/cluster/sdn/vnets', vnet='va', zone='flat', tag=5)[::2] == (400, {'tag': 'vlan tag is not allowed on simple zone'})
+    assert api.error('POST', '/cluster/sdn/vnets', vnet='va', zone='ovl')[::2] == (400, {'tag': 'missing vxlan tag'})
+    api.data('POST', '/cluster/sdn/vnets', vnet='va', zone='lan', tag=20)
+    assert api.error('POST', '/cluster/sdn/vnets', vnet='vb', zone='lan', tag=20)[::2] == (400, {'tag': 'tag 20 already exist in vnet va'})
+    # A VNet of a simple zone gets a MAC address of its own (SimplePlugin.pm vnet_update_hook).
+    api.data('POST', '/cluster/sdn/vnets', vnet='vc', zone='flat')
+    assert api.data('GET', '/cluster/sdn/vnets/vc')['mac']
+    assert set(by_id(api.data('GET', '/cluster/sdn/vnets'), 'vnet')) >= {'va', 'vc'}
+    assert api.error('DELETE', '/cluster/sdn/zones/lan')[:2] == (500, 'delete sdn zone object failed: zone lan is used by vnet va')
+
+
+def test_a_vnet_with_subnets_is_not_deleted_and_a_subnet_checks_its_gateway_and_dhcp_ranges(lab, api):
+    api.data('POST', '/cluster/sdn/zones', zone='flat', type='simple', dhcp='dnsmasq')
+    api.data('POST', '/cluster/sdn/vnets', vnet='app', zone='flat')
+    sub = '/cluster/sdn/vnets/app/subnets'
+    assert api.error('POST', sub, subnet='127.30.0.0/24', type='subnet', gateway='127.31.0.1')[::2] == (
+        400,
+        {'gateway': '127.31.0.1 is not in subnet 127.30.0.0/24'},
+    )
+    assert api.error('POST', sub, subnet='127.30.0.0/24', type='subnet', **{'dhcp-range': 'start-address=127.30.0.90,end-address=127.30.0.80'})[::2] == (
+        400,
+        {'dhcp-range': 'start-address 127.30.0.90 must be smaller than end-address 127.30.0.80'},
+    )
+    api.data('POST', sub, subnet='127.30.0.0/24', type='subnet', gateway='127.30.0.1', **{'dhcp-range': 'start-address=127.30.0.50,end-address=127.30.0.99'})
+    listed = api.data('GET', sub)[0]
+    assert listed['dhcp-range'] == [{'start-address': '127.30.0.50', 'end-address': '127.30.0.99'}] and listed['zone'] == 'flat'
+    api.data('PUT', sub + '/flat-127.30.0.0-24', delete='gateway', snat=1)
+    listed = api.data('GET', sub)[0]
+    assert 'gateway' not in listed and listed['snat'] == 1
+    assert api.error('DELETE', '/cluster/sdn/vnets/app')[::2] == (400, {'vnet': "Can't delete vnet if subnets exists"})
+    api.data('DELETE', sub + '/flat-127.30.0.0-24')
+    api.data('DELETE', '/cluster/sdn/vnets/app')
+    assert 'app' not in by_id(api.data('GET', '/cluster/sdn/vnets'), 'vnet')
+
+
+def test_sdn_objects_need_sdn_allocate_on_their_zone_and_vnet(lab, api):
+    api.data('POST', '/cluster/sdn/zones', zone='lan', type='vlan', bridge='vmbr0')
+    api.data('POST', '/cluster/sdn/vnets', vnet='web', zone='lan', tag=20)
+    audit = token(lab, 'sdnaudit', {'/sdn/zones/lan': ['SDN.Audit']})
+    assert audit('POST', '/cluster/sdn/zones', zone='z2', type='simple') == (403, 'Permission check failed (/sdn/zones, SDN.Allocate)')
+    assert audit('PUT', '/cluster/sdn/zones/lan', mtu=1400) == (403, 'Permission check failed (/sdn/zones/lan, SDN.Allocate)')
+    assert audit('PUT', '/cluster/sdn/vnets/web', alias='x') == (403, 'Permission check failed (/sdn/zones/lan/web, SDN.Allocate)')
+    assert audit('PUT', '/cluster/sdn') == (403, 'Permission check failed (/sdn, SDN.Allocate)')
+    vnet = token(lab, 'sdnvnet', {'/sdn/zones/lan/web': ['SDN.Allocate']})
+    assert vnet('PUT', '/cluster/sdn/vnets/web', alias='x')[0] == 200

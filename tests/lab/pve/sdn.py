@@ -11,16 +11,153 @@
 
 fakepve checks no bridge of a VM and keeps no VNets. `lab.pve.add_vnet(vnet, zone)` declares one (as
 `pvesh create /cluster/sdn/vnets` and an applied SDN config would).
+
+The SDN objects themselves (zones, VNets, subnets), their pending state and the apply, as pve-network does them:
+
+- PVE/Network/SDN.pm: the objects are written to /etc/pve/sdn/{zones,vnets,subnets}.cfg; `commit_config` (called by
+  `PUT /cluster/sdn`) copies them into the running config (.running-config); `pending_config` compares the two and
+  gives each object that differs a `state` (new, changed, deleted) and `pending` (the config's values that differ
+  from the running ones, 'deleted' for a key the config lost; a new object's `type` and `vnet` stay top-level).
+- PVE/API2/Network/SDN.pm, reload (`PUT /cluster/sdn`): commit_config, then the task `reloadnetworkall` reloads the
+  network of every node.
+- PVE/API2/Network/SDN/Zones.pm (index, read, create, update, delete), the zone plugins' `options` (Zones/
+  SimplePlugin.pm, VlanPlugin.pm, VxlanPlugin.pm: which keys a zone of the type takes, `bridge` required for vlan),
+  Zones/Plugin.pm on_delete_hook (a zone a VNet uses is not deleted).
+- PVE/API2/Network/SDN/Vnets.pm (index, read, create, update, delete with $check_vnet_access: SDN.Allocate on
+  /sdn/zones/ZONE/VNET), VnetPlugin.pm (options; on_delete_hook: a VNet with subnets is not deleted), the zone
+  plugins' vnet_update_hook (simple: no tag and a random `mac`; vlan: a tag up to 4096, unique in the zone; vxlan: a
+  tag unique among the VXLAN and EVPN zones).
+- PVE/API2/Network/SDN/Subnets.pm (the id ZONE-NETWORK-MASK, `cidr`, `network`, `mask`, `zone` derived from it in
+  Subnets.pm sdn_subnets_config, `dhcp-range` listed parsed), SubnetPlugin.pm on_update_hook (the VNet exists and is
+  not VLAN-aware, the gateway inside the subnet, validate_dhcp_ranges).
+- pve-common src/PVE/SectionConfig.pm check_config / check_value: "unexpected property", "missing value for required
+  option"; delete_from_config.
+- VNets deleted by the API are not checked against the guests using them (Vnets.pm delete: only the subnets).
+
+Zone types other than simple, vlan and vxlan are not modelled. IPAM, DNS and the DHCP servers are not modelled.
 """
 
+import copy
+import ipaddress
+import random
 import re
 
 from fakepve.model import PveError
-from fakepve.routing import split_list
+from fakepve.routing import die, param_error, split_list
 from fakepve.server import USER, params
 
 NET_KEY = re.compile(r'net\d+$')
 VNETS = '/cluster/sdn/vnets'
+VNET = '/cluster/sdn/vnets/{vnet}'
+ZONES = '/cluster/sdn/zones'
+ZONE = '/cluster/sdn/zones/{zone}'
+SUBNETS = '/cluster/sdn/vnets/{vnet}/subnets'
+SUBNET = '/cluster/sdn/vnets/{vnet}/subnets/{subnet}'
+KINDS = ('zones', 'vnets', 'subnets')
+# The zone plugins' `options`: the keys a zone of each type takes (True: required).
+ZONE_OPTIONS = {
+    'simple': {'nodes': False, 'mtu': False, 'dns': False, 'reversedns': False, 'dnszone': False, 'ipam': False, 'dhcp': False},
+    'vlan': {
+        'nodes': False, 'bridge': True, 'bridge-disable-mac-learning': False, 'mtu': False, 'dns': False, 'reversedns': False,
+        'dnszone': False, 'ipam': False,
+    },
+    'vxlan': {
+        'nodes': False, 'peers': False, 'vxlan-port': False, 'mtu': False, 'dns': False, 'reversedns': False, 'dnszone': False,
+        'ipam': False, 'fabric': False,
+    },
+}  # fmt: skip
+# VnetPlugin.pm and SubnetPlugin.pm options.
+VNET_OPTIONS = {'zone': True, 'tag': False, 'alias': False, 'vlanaware': False, 'isolate-ports': False}
+SUBNET_OPTIONS = {'vnet': True, 'gateway': False, 'snat': False, 'dnszoneprefix': False, 'dhcp-range': False, 'dhcp-dns-server': False}
+# The keys of a request that are not object settings.
+NOT_SETTINGS = {'zone', 'vnet', 'subnet', 'type', 'delete', 'digest', 'lock-token', 'pending', 'running'}
+
+
+def _encode(key, value):
+    """SDN.pm encode_value: lists compared as their sorted items."""
+    if key in ('nodes', 'exitnodes', 'dhcp-range') and isinstance(value, (list, tuple)):
+        return ','.join(sorted(str(item) for item in value))
+    return None if value is None else str(value)
+
+
+def pending_config(running, config):
+    """SDN.pm pending_config: every object of config or running, with `state` and `pending` where they differ."""
+    pending = {}
+    for oid in sorted(running):
+        robj, cobj = running[oid], config.get(oid) or {}
+        entry = pending.setdefault(oid, {})
+        for key in sorted(robj):
+            entry[key] = robj[key]
+            if not cobj:
+                entry['state'] = 'deleted'
+            elif key not in cobj:
+                entry.setdefault('pending', {})[key] = 'deleted'
+                entry['state'] = 'changed'
+            elif _encode(key, robj[key]) != _encode(key, cobj[key]):
+                entry['state'] = 'changed'
+        if entry.get('state'):
+            entry.setdefault('pending', {})
+    for oid in sorted(config):
+        robj, cobj = running.get(oid) or {}, config[oid]
+        entry = pending.setdefault(oid, {})
+        for key in sorted(cobj):
+            cval, rval = _encode(key, cobj[key]), _encode(key, robj.get(key))
+            if key in ('type', 'vnet'):
+                entry[key] = cobj[key]
+            elif rval is None or cval != rval:
+                entry.setdefault('pending', {})[key] = cobj[key]
+            if not robj:
+                entry['state'] = 'new'
+            elif rval is None:
+                entry['state'] = 'changed'
+        if entry.get('state'):
+            entry.setdefault('pending', {})
+    return pending
+
+
+def _parse_range(item):
+    """`start-address=A,end-address=B` (SubnetPlugin.pm $dhcp_range_fmt) as a dict; a dict stays one."""
+    if isinstance(item, dict):
+        return dict(item)
+    parsed = {}
+    for part in str(item).split(','):
+        key, _eq, value = part.partition('=')
+        parsed[key.strip()] = value.strip()
+    return parsed
+
+
+def _check_config(options, p, create):
+    """SectionConfig.pm check_config / check_value: known keys only, the required ones on create."""
+    for key in sorted(p):
+        if key not in options:
+            raise die(f"unexpected property '{key}'\n")
+    if create:
+        for key in sorted(options):
+            if options[key] and p.get(key) is None:
+                raise die(f"missing value for required option '{key}'\n")
+
+
+def _delete_keys(obj, options, p, delete):
+    """SectionConfig.pm delete_from_config."""
+    for key in delete:
+        if key not in options:
+            raise die(f"no such option '{key}'\n")
+        if options[key]:
+            raise die(f"unable to delete required option '{key}'\n")
+        if key in p:
+            raise die(f"cannot set and delete property '{key}' at the same time!\n")
+        obj.pop(key, None)
+
+
+def _locked(errmsg, code):
+    """pve-cluster PVE/Cluster.pm cfs_lock (through SDN.pm lock_sdn_config): a plain die gets errmsg in front, a
+    parameter exception passes as it is."""
+    try:
+        return code()
+    except PveError as exc:
+        if exc.status == 500:
+            raise die(f'{errmsg}: {exc.message}') from None
+        raise
 
 
 def _net_props(value):
@@ -44,23 +181,355 @@ def _trunk_tags(trunks):
 class SdnMixin:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # VNet -> its zone.
-        self.sdn_vnets = {}
+        # /etc/pve/sdn/{zones,vnets,subnets}.cfg: kind -> id -> settings (with `type`).
+        self.sdn_config = {kind: {} for kind in KINDS}
+        # .running-config: what the last PUT /cluster/sdn committed.
+        self.sdn_running = {kind: {} for kind in KINDS}
+        self.sdn_version = 0
+
+    @property
+    def sdn_vnets(self):
+        """VNet -> its zone."""
+        return {vnet: obj['zone'] for vnet, obj in self.sdn_config['vnets'].items()}
 
     def add_vnet(self, vnet, zone):
         """An SDN VNet `vnet` in zone `zone`, applied."""
-        self.sdn_vnets[vnet] = zone
+        obj = {'type': 'vnet', 'zone': zone}
+        self.sdn_config['vnets'][vnet] = obj
+        self.sdn_running['vnets'][vnet] = dict(obj)
 
     def _routes_lab_sdn(self):
-        return [('GET', VNETS, self._lab_vnets_index)]
+        return [
+            ('GET', VNETS, self._lab_vnets_index),
+            ('POST', VNETS, self._lab_vnet_create),
+            ('GET', VNET, self._lab_vnet_read),
+            ('PUT', VNET, self._lab_vnet_update),
+            ('DELETE', VNET, self._lab_vnet_delete),
+            ('GET', ZONES, self._lab_zones_index),
+            ('POST', ZONES, self._lab_zone_create),
+            ('GET', ZONE, self._lab_zone_read),
+            ('PUT', ZONE, self._lab_zone_update),
+            ('DELETE', ZONE, self._lab_zone_delete),
+            ('GET', SUBNETS, self._lab_subnets_index),
+            ('POST', SUBNETS, self._lab_subnet_create),
+            ('GET', SUBNET, self._lab_subnet_read),
+            ('PUT', SUBNET, self._lab_subnet_update),
+            ('DELETE', SUBNET, self._lab_subnet_delete),
+            ('PUT', '/cluster/sdn', self._lab_sdn_apply),
+        ]
+
+    def _sdn_view(self, kind, v):
+        """The objects of kind as an index or read shows them: config, running (`running`) or pending (`pending`)."""
+        if v.get('pending'):
+            return pending_config(self.sdn_running[kind], self.sdn_config[kind])
+        if v.get('running'):
+            return copy.deepcopy(self.sdn_running[kind])
+        return copy.deepcopy(self.sdn_config[kind])
+
+    # --------------------------------------------------------------------------------------------------- zones
+
+    async def _lab_zones_index(self, v, user):
+        """Zones.pm index: the zones on which the user holds SDN.Audit or SDN.Allocate, of `type` if given."""
+        listed = []
+        for zone, obj in sorted(self._sdn_view('zones', v).items()):
+            if not any(self.allowed(user, f'/sdn/zones/{zone}', priv) for priv in ('SDN.Audit', 'SDN.Allocate')):
+                continue
+            if v.get('type') and v['type'] != obj.get('type'):
+                continue
+            listed.append(dict(obj, zone=zone))
+        return listed
+
+    async def _lab_zone_read(self, v, user):
+        objs = self._sdn_view('zones', v)
+        if v['zone'] not in objs:
+            raise die(f"sdn zone '{v['zone']}' does not exist\n")
+        return dict(objs[v['zone']], zone=v['zone'])
+
+    @staticmethod
+    def _settings(v):
+        return {key: value for key, value in v.items() if key not in NOT_SETTINGS}
+
+    async def _lab_zone_create(self, v, user):
+        """Zones.pm create: the plugin's check_config (before the lock), then a new ID."""
+        kind, zone, p = v['type'], v['zone'], self._settings(v)
+        if kind not in ZONE_OPTIONS:
+            raise die(f'the lab models no {kind} zone\n')
+        _check_config(ZONE_OPTIONS[kind], p, create=True)
+
+        def code():
+            if zone in self.sdn_config['zones']:
+                raise die(f"sdn zone object ID '{zone}' already defined\n")
+            self.sdn_config['zones'][zone] = dict(p, type=kind)
+
+        _locked('create sdn zone object failed', code)
+
+    async def _lab_zone_update(self, v, user):
+        """Zones.pm update: the settings sent replace those of the zone, `delete` removes keys."""
+        zone, p = v['zone'], self._settings(v)
+
+        def code():
+            obj = self.sdn_config['zones'].get(zone)
+            if obj is None:
+                raise die(f"sdn zone '{zone}' does not exist\n")
+            options = ZONE_OPTIONS[obj['type']]
+            _check_config(options, p, create=False)
+            _delete_keys(obj, options, p, split_list(v.get('delete')))
+            obj.update(p)
+
+        _locked('update sdn zone object failed', code)
+
+    async def _lab_zone_delete(self, v, user):
+        """Zones.pm delete with Zones/Plugin.pm on_delete_hook: not while a VNet of the config is in the zone."""
+        zone = v['zone']
+
+        def code():
+            if zone not in self.sdn_config['zones']:
+                raise die(f"sdn zone '{zone}' does not exist\n")
+            for vnet, obj in self.sdn_config['vnets'].items():
+                if obj.get('zone') == zone:
+                    raise die(f'zone {zone} is used by vnet {vnet}')
+            del self.sdn_config['zones'][zone]
+
+        _locked('delete sdn zone object failed', code)
+
+    # --------------------------------------------------------------------------------------------------- VNets
 
     async def _lab_vnets_index(self, v, user):
+        """Vnets.pm index: the VNets on which the user holds SDN.Audit or SDN.Allocate (zone from config or pending)."""
         listed = []
-        for vnet, zone in sorted(self.sdn_vnets.items()):
+        for vnet, obj in sorted(self._sdn_view('vnets', v).items()):
+            zone = obj.get('zone') or (obj.get('pending') or {}).get('zone')
             path = f'/sdn/zones/{zone}/{vnet}'
             if any(self.allowed(user, path, priv) for priv in ('SDN.Audit', 'SDN.Allocate')):
-                listed.append({'vnet': vnet, 'zone': zone, 'type': 'vnet'})
+                listed.append(dict(obj, vnet=vnet))
         return listed
+
+    async def _lab_vnet_read(self, v, user):
+        objs = self._sdn_view('vnets', v)
+        if v['vnet'] not in objs:
+            raise die(f"sdn vnet '{v['vnet']}' does not exist\n")
+        return dict(objs[v['vnet']], vnet=v['vnet'])
+
+    def _vnet_access(self, user, vnet):
+        """Vnets.pm $check_vnet_access: SDN.Allocate on /sdn/zones/ZONE/VNET (ZONE from the config)."""
+        obj = self.sdn_config['vnets'].get(vnet)
+        if obj is None:
+            raise die(f"sdn vnet '{vnet}' does not exist\n")
+        self.require(user, f"/sdn/zones/{obj['zone']}/{vnet}", 'SDN.Allocate')
+
+    def _vnet_update_hook(self, vnet):
+        """The zone plugin's vnet_update_hook (Simple/Vlan/VxlanPlugin.pm)."""
+        vnets, zones = self.sdn_config['vnets'], self.sdn_config['zones']
+        obj = vnets[vnet]
+        kind = (zones.get(obj['zone']) or {}).get('type')
+        tag = obj.get('tag')
+        if kind == 'simple':
+            if tag is not None:
+                raise param_error(tag='vlan tag is not allowed on simple zone')
+            obj.setdefault('mac', 'BC:24:11:%02X:%02X:%02X' % tuple(random.randrange(256) for _octet in range(3)))
+        elif kind == 'vlan':
+            if tag is None:
+                raise param_error(tag='missing vlan tag')
+            if int(tag) > 4096:
+                raise param_error(tag='vlan tag max value is 4096')
+            for other, oobj in vnets.items():
+                if other != vnet and oobj.get('zone') == obj['zone'] and oobj.get('tag') and str(oobj['tag']) == str(tag):
+                    raise param_error(tag=f'tag {tag} already exist in vnet {other}')
+        elif kind == 'vxlan':
+            if tag is None:
+                raise param_error(tag='missing vxlan tag')
+            for other in sorted(vnets):
+                oobj = vnets[other]
+                okind = (zones.get(oobj.get('zone')) or {}).get('type')
+                if other != vnet and okind in ('vxlan', 'evpn') and oobj.get('tag') and str(oobj['tag']) == str(tag):
+                    raise param_error(tag=f"vxlan tag {tag} already exist in vnet {other} in zone {oobj['zone']} ")
+
+    def _vnet_on_update_hook(self, vnet):
+        """VnetPlugin.pm on_update_hook: a VLAN-aware VNet has no subnets."""
+        if self.sdn_config['vnets'][vnet].get('vlanaware') and self._vnet_subnets(vnet):
+            raise param_error(vlanaware='vlanaware vnet is not compatible with subnets')
+
+    def _vnet_subnets(self, vnet):
+        """Vnets.pm get_subnets (of the config)."""
+        return sorted(sid for sid, obj in self.sdn_config['subnets'].items() if obj.get('vnet') == vnet)
+
+    async def _lab_vnet_create(self, v, user):
+        """Vnets.pm create (SDN.Allocate on /sdn/zones/{zone}, checked by the schema's rule)."""
+        vnet, p = v['vnet'], self._settings(v)
+        p['zone'] = v['zone']
+
+        def code():
+            _check_config(VNET_OPTIONS, p, create=True)
+            if vnet in self.sdn_config['vnets']:
+                raise die(f"sdn vnet object ID '{vnet}' already defined\n")
+            self.sdn_config['vnets'][vnet] = dict(p, type='vnet')
+            try:
+                self._vnet_update_hook(vnet)
+                self._vnet_on_update_hook(vnet)
+            except PveError:
+                del self.sdn_config['vnets'][vnet]  # write_config is never reached
+                raise
+
+        _locked('create sdn vnet object failed', code)
+
+    async def _lab_vnet_update(self, v, user):
+        """Vnets.pm update: the zone may change only while the VNet has no subnets."""
+        vnet, p = v['vnet'], self._settings(v)
+        if v.get('zone') is not None:
+            p['zone'] = v['zone']
+        self._vnet_access(user, vnet)
+
+        def code():
+            obj = self.sdn_config['vnets'][vnet]
+            before = copy.deepcopy(obj)
+            _check_config(VNET_OPTIONS, p, create=False)
+            _delete_keys(obj, VNET_OPTIONS, p, split_list(v.get('delete')))
+            obj.update(p)
+            try:
+                if not obj.get('zone'):
+                    raise param_error(zone='cannot delete zone')
+                if self._vnet_subnets(vnet) and before['zone'] != obj['zone']:
+                    raise param_error(zone="can't change zone if subnets exist")
+                self._vnet_update_hook(vnet)
+                self._vnet_on_update_hook(vnet)
+            except PveError:
+                self.sdn_config['vnets'][vnet] = before
+                raise
+
+        _locked('update sdn vnet object failed', code)
+
+    async def _lab_vnet_delete(self, v, user):
+        """Vnets.pm delete with VnetPlugin.pm on_delete_hook: not while the VNet has subnets. No guest is checked."""
+        vnet = v['vnet']
+        self._vnet_access(user, vnet)
+
+        def code():
+            if self._vnet_subnets(vnet):
+                raise param_error(vnet="Can't delete vnet if subnets exists")
+            del self.sdn_config['vnets'][vnet]
+
+        _locked('delete sdn vnet object failed', code)
+
+    # ------------------------------------------------------------------------------------------------- subnets
+
+    @staticmethod
+    def _subnet_out(sid, obj):
+        """Subnets.pm sdn_subnets_config and $api_sdn_subnets_config: the fields derived from the ID, dhcp-range parsed."""
+        zone, network, mask = sid.split('-')
+        out = dict(obj, id=sid, subnet=sid, cidr=f'{network}/{mask}', zone=zone, network=network, mask=mask)
+        out['dhcp-range'] = [_parse_range(item) for item in obj.get('dhcp-range') or ()]
+        return out
+
+    async def _lab_subnets_index(self, v, user):
+        """Subnets.pm index: SDN.Audit or SDN.Allocate on the VNet, then the subnets whose `vnet` is it."""
+        vnet = v['vnet']
+        obj = self.sdn_config['vnets'].get(vnet)
+        if obj is None:
+            raise die(f"sdn vnet '{vnet}' does not exist\n")
+        path = f"/sdn/zones/{obj['zone']}/{vnet}"
+        if not any(self.allowed(user, path, priv) for priv in ('SDN.Audit', 'SDN.Allocate')):
+            raise PveError(403, f'Permission check failed ({path}, SDN.Audit|SDN.Allocate)')
+        return [self._subnet_out(sid, sobj) for sid, sobj in sorted(self._sdn_view('subnets', v).items()) if sobj.get('vnet') == vnet]
+
+    async def _lab_subnet_read(self, v, user):
+        objs = self._sdn_view('subnets', v)
+        sid = v['subnet']
+        if sid not in objs:
+            raise die(f"sdn subnet '{sid}' does not exist\n")
+        if objs[sid].get('vnet') != v['vnet']:
+            raise param_error(vnet='wrong vnet')
+        return self._subnet_out(sid, objs[sid])
+
+    def _subnet_hook(self, sid, obj):
+        """SubnetPlugin.pm on_update_hook: the VNet exists and is not VLAN-aware, the gateway inside, the DHCP ranges."""
+        _zone, network, mask = sid.split('-')
+        net = ipaddress.ip_network(f'{network}/{mask}', strict=False)
+        vnet = self.sdn_config['vnets'].get(obj['vnet'])
+        if vnet is None:
+            raise param_error(vnet=f"{obj['vnet']} don't exist")
+        if vnet.get('vlanaware'):
+            raise param_error(vnet="you can't add a subnet on a vlanaware vnet")
+        gateway = obj.get('gateway')
+        pointopoint = net.version == 4 and net.prefixlen == 32
+        if gateway and ipaddress.ip_address(gateway) not in net and not pointopoint:
+            raise param_error(gateway=f'{gateway} is not in subnet {net.with_prefixlen}')
+        ranges = []
+        for item in obj.get('dhcp-range') or ():
+            parsed = _parse_range(item)
+            start, end = parsed.get('start-address'), parsed.get('end-address')
+            try:
+                first, last = ipaddress.ip_address(start), ipaddress.ip_address(end)
+            except ValueError:
+                raise param_error(**{'dhcp-range': f'start-address is not a valid IP {start}'}) from None
+            if first > last:
+                raise param_error(**{'dhcp-range': f'start-address {start} must be smaller than end-address {end}'})
+            if first not in net:
+                raise param_error(**{'dhcp-range': f'start-address {start} is not in subnet {net.with_prefixlen}'})
+            if last not in net:
+                raise param_error(**{'dhcp-range': f'end-address {end} is not in subnet {net.with_prefixlen}'})
+            if any(first <= other_last and other_first <= last for other_first, other_last in ranges):
+                raise param_error(**{'dhcp-range': 'dhcp ranges must not overlap'})
+            ranges.append((first, last))
+
+    async def _lab_subnet_create(self, v, user):
+        """Subnets.pm create: the ID is ZONE-NETWORK-MASK of the VNet's zone and the CIDR given as `subnet`."""
+        vnet, cidr, p = v['vnet'], v['subnet'], self._settings(v)
+        p['vnet'] = vnet
+        self._vnet_access(user, vnet)
+
+        def code():
+            zone = self.sdn_config['vnets'][vnet]['zone']
+            sid = f"{zone}-{cidr.replace('/', '-')}"
+            _check_config(SUBNET_OPTIONS, p, create=True)
+            if sid in self.sdn_config['subnets']:
+                raise die(f"sdn subnet object ID '{sid}' already defined\n")
+            obj = dict(p, type='subnet')
+            self._subnet_hook(sid, obj)
+            self.sdn_config['subnets'][sid] = obj
+
+        _locked('create sdn subnet object failed', code)
+
+    async def _lab_subnet_update(self, v, user):
+        """Subnets.pm update: the settings sent replace those of the subnet, `delete` removes keys."""
+        vnet, sid, p = v['vnet'], v['subnet'], self._settings(v)
+        self._vnet_access(user, vnet)
+
+        def code():
+            obj = self.sdn_config['subnets'].get(sid)
+            if obj is None:
+                raise die(f"sdn subnet '{sid}' does not exist\n")
+            new = copy.deepcopy(obj)
+            _check_config(SUBNET_OPTIONS, p, create=False)
+            _delete_keys(new, SUBNET_OPTIONS, p, split_list(v.get('delete')))
+            new.update(p)
+            new['vnet'] = obj['vnet']
+            self._subnet_hook(sid, new)
+            self.sdn_config['subnets'][sid] = new
+
+        _locked('update sdn subnet object failed', code)
+
+    async def _lab_subnet_delete(self, v, user):
+        """Subnets.pm delete."""
+        vnet, sid = v['vnet'], v['subnet']
+        self._vnet_access(user, vnet)
+
+        def code():
+            self.sdn_config['subnets'].pop(sid, None)
+
+        _locked('delete sdn subnet object failed', code)
+
+    # ---------------------------------------------------------------------------------------------------- apply
+
+    async def _lab_sdn_apply(self, v, user):
+        """SDN.pm reload (`PUT /cluster/sdn`): commit_config makes the running config the config's copy, then the
+        task reloadnetworkall reloads every node's network."""
+        self.sdn_running = copy.deepcopy(self.sdn_config)
+        self.sdn_version += 1
+
+        async def body():
+            return None
+
+        return await self.task(sorted(self.nodes)[0], 'reloadnetworkall', '', user, body)
 
     def check_vnet_access(self, user, value):
         """GuestHelpers.pm check_vnet_access for one NIC value."""
