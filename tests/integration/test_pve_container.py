@@ -309,3 +309,24 @@ def test_a_token_lacking_a_privilege_the_plan_needs_is_refused_before_any_write_
     granted = run_playbook(tmp_path, ct_play(), env, hosts, name='granted')
     assert granted.rc == 0, granted.stdout
     assert container(lab, 'ct-lp').status == 'running'
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_a_container_with_two_nics_is_created_and_drift_on_the_second_is_corrected_leaving_everything_else(lab, tmp_path):
+    env = vm_env(lab, tmp_path)
+    declared = {'ip': f'{lab.address(24)}/24', 'nets': [{'slot': 'net1', 'bridge': 'vmbr0', 'vlan': 30, 'ip': f'{lab.address(25)}/24', 'mtu': 1400}]}
+    ct = create_running(lab, tmp_path, env, 'ct-nics', **declared)
+    assert ct.config['net1'].startswith('name=eth1,') and 'tag=30' in ct.config['net1'] and 'mtu=1400' in ct.config['net1']
+    mac = next(part for part in ct.config['net1'].split(',') if part.startswith('hwaddr='))
+    drifted = ct.config['net1'].replace('tag=30', 'tag=31').replace('mtu=1400', 'mtu=1300') + ',rate=5'
+    lab.call(lambda: ct.config.update(net1=drifted))
+    untouched = {key: value for key, value in all_cts(lab)[ct.vmid].items() if key != 'net1'}
+
+    runs = four_runs(tmp_path, ct_play(), env, cts({'ct-nics': declared}))
+    result = runs.real.one(TASK, 'ct-nics')
+    assert result['changes'] == ['net1'] and result['reboot_required'] == []
+    assert result['diff']['before']['net1'] == {'bridge': 'vmbr0', 'tag': '31', 'ip': f'{lab.address(25)}/24', 'mtu': '1300'}
+    assert result['diff']['after']['net1'] == {'bridge': 'vmbr0', 'tag': '30', 'ip': f'{lab.address(25)}/24', 'mtu': '1400'}
+    config = all_cts(lab)[ct.vmid]
+    assert {key: value for key, value in config.items() if key != 'net1'} == untouched, 'nothing but net1 was written'
+    assert mac in config['net1'] and 'tag=30' in config['net1'] and 'mtu=1400' in config['net1'] and 'rate=5' in config['net1'], 'undeclared rate kept'
