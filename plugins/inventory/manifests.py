@@ -116,8 +116,9 @@ notes:
     B(Container.) A C(Container) sets the host's C(pve_container), the options of P(puls.proxmox.pve_container#module).
     C(metadata.node) is its C(node), C(metadata.tags) its C(tags). C(spec.cores) and C(spec.memory) are C(cores) and
     C(memory). C(spec.rootfs.storage) is C(storage), C(spec.rootfs.size) C(disk_size). C(spec.net[0]) is the container's
-    C(eth0) - C(bridge), C(tag) (C(vlan)), C(ip) (V(dhcp) or C(ADDRESS/PREFIX)) and C(gw) (C(gateway)); further devices
-    and C(model) are reported with a warning and ignored. C(spec.template) is C(image) - a volume such as
+    C(eth0) - C(bridge), C(tag) (C(vlan)), C(ip) (V(dhcp) or C(ADDRESS/PREFIX)) and C(gw) (C(gateway)); each further
+    device C(spec.net[N]) is the entry C({slot: netN, bridge, vlan, ip, gateway}) of C(nets), from the same fields (a
+    gateway there needs a static C(ip)). C(model) is reported with a warning and ignored. C(spec.template) is C(image) - a volume such as
     V(local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst) as it is, or the name of the OS template that one C(Iso)
     manifest (on the container's node, or on no node in particular) downloads - its file name, or the file name's part
     before C(_VERSION), such as V(debian-12-standard). C(spec.vmid) is C(pve_vmid), and C(spec.state) is C(pve_power)
@@ -365,6 +366,25 @@ NET_NOT_RECONCILED = ('ip', 'gw')
 CONTAINER_NET_NOT_RECONCILED = ('model',)
 
 
+def _container_device(device):
+    """A Container's spec.net[N] as pve_container's settings of a device: bridge, vlan, ip and gateway."""
+    options = _given({'bridge': device.text('bridge'), 'vlan': device.positive_int('tag', maximum=4094)})
+    ip, gateway = device.text('ip'), device.text('gw')
+    try:
+        if ip not in (None, 'dhcp'):
+            ipaddress.IPv4Interface(ip)
+    except ValueError:
+        raise device.fail('ip', f"must be 'dhcp' or an IPv4 address with its prefix, such as 127.0.0.53/24, got {ip!r}") from None
+    try:
+        if gateway is not None:
+            ipaddress.IPv4Address(gateway)
+    except ValueError:
+        raise device.fail('gw', f'must be an IPv4 address, got {gateway!r}') from None
+    _set(options, 'ip', ip)
+    _set(options, 'gateway', gateway)
+    return options
+
+
 class Fleet:
     """What the manifests declare: the machines, the pve_isos entries, and the warnings to show. No inventory here."""
 
@@ -541,26 +561,14 @@ class Fleet:
         return variables
 
     def _container_network(self, spec):
-        """net[0]: the container's eth0 (pve_container manages net0 only; further devices are warned about)."""
+        """net[0]: the container's eth0 (the flat options bridge, vlan, ip, gateway); net[N]: the entry netN of nets."""
         devices = spec.sections('net', ('bridge', 'tag', 'ip', 'gw'), CONTAINER_NET_NOT_RECONCILED)
         if not devices:
             return {}
-        self._ignore([path for device in devices for path in device.not_reconciled] + [device.path for device in devices[1:]], spec.document)
-        device = devices[0]
-        options = _given({'bridge': device.text('bridge'), 'vlan': device.positive_int('tag', maximum=4094)})
-        ip, gateway = device.text('ip'), device.text('gw')
-        try:
-            if ip not in (None, 'dhcp'):
-                ipaddress.IPv4Interface(ip)
-        except ValueError:
-            raise device.fail('ip', f"must be 'dhcp' or an IPv4 address with its prefix, such as 127.0.0.53/24, got {ip!r}") from None
-        try:
-            if gateway is not None:
-                ipaddress.IPv4Address(gateway)
-        except ValueError:
-            raise device.fail('gw', f'must be an IPv4 address, got {gateway!r}') from None
-        _set(options, 'ip', ip)
-        _set(options, 'gateway', gateway)
+        self._ignore([path for device in devices for path in device.not_reconciled], spec.document)
+        options = _container_device(devices[0])
+        nets = [{'slot': f'net{index}', **_container_device(device)} for index, device in enumerate(devices[1:], 1)]
+        _set(options, 'nets', nets or None)
         return options
 
     def _image_variables(self, metadata, spec):

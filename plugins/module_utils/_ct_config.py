@@ -11,6 +11,10 @@ Decisions:
 - ``net0`` is written over the existing one: its MAC (``hwaddr``), interface name and every undeclared property are
   kept. A new ``net0`` is ``name=eth0,bridge=vmbr0``. ``ip`` is IPv4, a bare address is ``/24``, and a static address
   gets ``gateway`` or the ``.1`` of its network, as in pve_vm.
+- ``nets`` declares further devices (or net0, when the flat net0 options are not declared) by their key, as pve_vm's
+  ``nets`` does: only the declared properties are written over the current value (its MAC kept), a new one is
+  ``name=ethN,bridge=vmbr0`` and gets a gateway only when one is declared (a second default route is rarely meant).
+  Undeclared devices are left alone, as pve_vm leaves them.
 - ``features`` lists the flags among nesting, keyctl and fuse that are on; the others are turned off, and flags pve_container
   does not manage (``mount=``, ``mknod``) are kept.
 - ``disk_size`` and a mount point's ``size`` are absolute, grow only (PVE cannot shrink a container volume:
@@ -33,6 +37,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     DEFAULT_OWNER_TAG,
     SpecError,
     _bridge,
+    _entries,
     _flag,
     _gateway,
     _integer,
@@ -43,6 +48,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     _ssh_keys,
     _storage,
     _tags,
+    _unique,
     as_bool,
     default_gateway,
     format_property_string,
@@ -52,6 +58,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     parse_property_string,
     parse_size,
 )
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import NicSpec
 
 GIB = 1024**3
 DEFAULT_INTERFACE = 'eth0'
@@ -62,6 +69,12 @@ APPLIED_LIVE = frozenset(
     ('description', 'onboot', 'startup', 'protection', 'hostname', 'hookscript', 'cores', 'tags', 'lock', 'cpulimit', 'cpuunits', 'memory', 'swap')
 )
 _NET_KEY = re.compile(r'^net\d+$')
+# src/PVE/LXC/Config.pm: $MAX_LXC_NETWORKS (net0 .. net31) and $netconf_desc (name's pattern, mtu 64-65535).
+MAX_NETS = 32
+NET_KEYS = ('slot', 'name', 'bridge', 'vlan', 'ip', 'gateway', 'firewall', 'mtu', 'rate')
+_INTERFACE_NAME = re.compile(r'^[-_.\w]+$')
+# The option of the flat net0 settings, which ``nets`` may not declare net0 beside.
+NET0_OPTIONS = ('bridge', 'vlan', 'ip', 'gateway', 'firewall')
 _MOUNT_KEY = re.compile(r'^mp\d+$')
 _VOLUME = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*:')
 _TEMPLATE_VOLUME = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*:vztmpl/[^/\s]+$')
@@ -98,6 +111,54 @@ def _mount_points(option: str, value: Any) -> tuple[MountPoint, ...]:
     if duplicate is not None:
         raise SpecError(option, f'declares slot {duplicate} twice; give each mount point its own slot (mp0 .. mp{MAX_MOUNT_POINTS - 1})')
     return tuple(points)
+
+
+def _nets(option: str, value: Any) -> tuple[NicSpec, ...]:
+    """The checked ``nets`` option: each device's declared properties in PVE's names (``name``, ``bridge``, ``tag``,
+    ``ip``, ``gw``, ``firewall``, ``mtu``, ``rate``)."""
+    nics: list[NicSpec] = []
+    for entry, item in _entries(option, value, NET_KEYS):
+        text = str(item['slot']).strip().lower()
+        slot = text if text.startswith('net') else f'net{text}'
+        if not _NET_KEY.match(slot) or int(slot[3:]) >= MAX_NETS:
+            raise SpecError(
+                f'{entry}.slot', f'is {item["slot"]!r}, which is not a container network device; use net0 to net{MAX_NETS - 1} (or 0 to {MAX_NETS - 1})'
+            )
+        props: dict[str, str] = {}
+        if item.get('name') is not None:
+            props['name'] = str(item['name']).strip()
+            if not _INTERFACE_NAME.match(props['name']):
+                raise SpecError(f'{entry}.name', f'must be an interface name such as eth1 (letters, digits, "_", "-", "."), got {item["name"]!r}')
+        if item.get('bridge') is not None:
+            props['bridge'] = _bridge(f'{entry}.bridge', item['bridge'])
+        if item.get('vlan') is not None:
+            props['tag'] = str(_integer(1, 4094, ' (an 802.1Q VLAN id)')(f'{entry}.vlan', item['vlan']))
+        if item.get('ip') is not None:
+            ip = 'manual' if str(item['ip']).strip().lower() == 'manual' else _ip(f'{entry}.ip', item['ip'])
+            props['ip'] = ip.with_prefixlen if isinstance(ip, ipaddress.IPv4Interface) else ip
+        if item.get('gateway') is not None:
+            if props.get('ip') in (None, 'dhcp', 'manual'):
+                raise SpecError(f'{entry}.gateway', 'needs a static ip in the same entry; declare ip as ADDRESS/PREFIX or drop gateway')
+            props['gw'] = str(_gateway(f'{entry}.gateway', item['gateway']))
+        if item.get('firewall') is not None:
+            props['firewall'] = str(int(_flag(f'{entry}.firewall', item['firewall'])))
+        if item.get('mtu') is not None:
+            props['mtu'] = str(_integer(64, 65535)(f'{entry}.mtu', item['mtu']))
+        if item.get('rate') is not None:
+            props['rate'] = _rate(f'{entry}.rate', item['rate'])
+        nics.append(NicSpec(slot, tuple(props.items())))
+    _unique(option, [nic.slot for nic in nics])
+    return tuple(nics)
+
+
+def _rate(option: str, value: Any) -> str:
+    try:
+        rate = float(value)
+    except (TypeError, ValueError):
+        rate = 0.0
+    if isinstance(value, bool) or not rate > 0:
+        raise SpecError(option, f'must be a positive number of MB/s (got {value!r})')
+    return f'{rate:g}'
 
 
 def _image(option: str, value: Any) -> str:
@@ -143,6 +204,7 @@ _PARSERS: dict[str, Callable[[str, Any], Any]] = {
     'ip': _ip,
     'gateway': _gateway,
     'firewall': _flag,
+    'nets': _nets,
     'nameservers': _nameservers,
     'searchdomain': lambda option, value: str(value).strip(),
     'unprivileged': _flag,
@@ -182,6 +244,7 @@ class CtSpec:
     ip: ipaddress.IPv4Interface | str | None = None
     gateway: ipaddress.IPv4Address | None = None
     firewall: bool | None = None
+    nets: tuple[NicSpec, ...] | None = None
     nameservers: tuple[str, ...] | None = None
     searchdomain: str | None = None
     unprivileged: bool | None = None
@@ -223,6 +286,12 @@ class CtSpec:
             raise SpecError('gateway', 'is set but ip is dhcp, which takes its gateway from the DHCP server; drop gateway or declare a static ip')
         if self.gateway is not None and self.ip is None:
             raise SpecError('gateway', 'needs a static ip; declare ip or drop gateway')
+        if any(nic.slot == 'net0' for nic in self.nets or ()):
+            flat = [option for option in NET0_OPTIONS if self.declares(option)]
+            if flat:
+                raise SpecError(
+                    'nets', f"declares net0, which {', '.join(flat)} declare(s) too; declare net0 in one place: drop {', '.join(flat)}, or net0 from nets"
+                )
         if self.linked_clone and self.storage is not None:
             raise SpecError('linked_clone', "keeps the clone's volumes on the template's storage (PVE refuses storage for a linked clone); drop storage")
         if self.image is not None and not self.from_template_volume:
@@ -331,8 +400,8 @@ _KEYS: dict[str, _ConfigKey] = {
     'tags': _ConfigKey(('tags', 'owner_tag'), _render_tags, normalize_tags, lambda value: sorted(normalize_tags(value))),
 }
 # Options handled apart from _KEYS: sizes are grown by resize, mount points are keys of their own, unprivileged is
-# read-only, and gateway is a property of net0.
-SEPARATE_OPTIONS = ('disk_size', 'mount_points', 'unprivileged', 'gateway')
+# read-only, gateway is a property of net0, and each device of nets is a key of its own.
+SEPARATE_OPTIONS = ('disk_size', 'mount_points', 'unprivileged', 'gateway', 'nets')
 
 
 def managed_options() -> frozenset[str]:
@@ -366,6 +435,19 @@ def render_mount_point(point: MountPoint, current: Any, default_storage: str | N
     if storage is None:
         raise SpecError('mount_points', f'{point.key} is new and names no storage; give its storage, or declare storage')
     return format_property_string({'volume': new_volume(storage, point.size), 'mp': point.path}, 'volume')
+
+
+def render_nic(nic: NicSpec, current: Any) -> str:
+    """The netN value: the current one with the declared properties written over it (its MAC, ``hwaddr``, and every
+    undeclared property kept), or a new device ``name=ethN,bridge=vmbr0`` with them (PVE draws its MAC:
+    src/PVE/LXC/Config.pm, parse_lxc_network)."""
+    props = parse_property_string(current) if current else {'name': f'eth{nic.slot[3:]}', 'bridge': DEFAULT_BRIDGE}
+    return format_property_string({**props, **dict(nic.properties)})
+
+
+def nic_properties(value: Any) -> dict[str, str] | None:
+    """A netN value's properties in comparable form (see ``_net_value``); None when there is no such device."""
+    return _net_value(value) if value else None
 
 
 def mount_path(value: Any) -> str | None:

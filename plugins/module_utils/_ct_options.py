@@ -38,6 +38,19 @@ _MOUNT_POINT = {
     'size': {'type': 'str', 'required': True},
 }
 
+# A further network device (netN); ip, gateway and the rest are written only when declared.
+_NET = {
+    'slot': {'type': 'str', 'required': True},
+    'name': {'type': 'str'},
+    'bridge': {'type': 'str'},
+    'vlan': {'type': 'int'},
+    'ip': {'type': 'str'},
+    'gateway': {'type': 'str'},
+    'firewall': {'type': 'bool'},
+    'mtu': {'type': 'int'},
+    'rate': {'type': 'float'},
+}
+
 # name -> (role, argument spec entry)
 OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
     'name': (CONFIG, {'type': 'str', 'required': True}),
@@ -58,6 +71,7 @@ OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
     'ip': (CONFIG, {'type': 'str'}),
     'gateway': (CONFIG, {'type': 'str'}),
     'firewall': (CONFIG, {'type': 'bool'}),
+    'nets': (CONFIG, {'type': 'list', 'elements': 'dict', 'options': _NET}),
     'nameservers': (CONFIG, {'type': 'list', 'elements': 'str'}),
     'searchdomain': (CONFIG, {'type': 'str'}),
     'unprivileged': (CONFIG, {'type': 'bool'}),

@@ -44,10 +44,13 @@ from ansible_collections.puls.proxmox.plugins.module_utils._ct_config import (
     mount_path,
     mount_size,
     new_volume,
+    nic_properties,
     render_mount_point,
+    render_nic,
     same_value,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import MASK, SpecError, as_bool, format_size, parse_property_string
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import nic_view
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import Observed as VmObserved
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import _record_owner
 
@@ -226,6 +229,7 @@ def _create_actions(spec: CtSpec, creation: Creation, after: dict[str, Any]) -> 
     config['rootfs'] = new_volume(spec.storage, spec.disk_size or DEFAULT_ROOTFS_SIZE)
     if spec.disk_size is not None:
         after['disk_size'] = format_size(spec.disk_size)
+    _converge_nets(spec, {}, config, {}, after)
     for point in spec.mount_points or ():
         config[point.key] = render_mount_point(point, None, spec.storage)
         after[point.key] = {'path': point.path, 'size': format_size(point.size)}
@@ -311,6 +315,7 @@ def _converge_config(spec: CtSpec, config: Mapping[str, Any], before: dict[str, 
         else:
             after[key] = display_value(key, value)
             updates[key] = value
+    _converge_nets(spec, config, updates, before, after)
     for point in spec.mount_points or ():
         current = config.get(point.key)
         size = mount_size(current) if current else None
@@ -321,6 +326,17 @@ def _converge_config(spec: CtSpec, config: Mapping[str, Any], before: dict[str, 
         if current is None or mount_path(current) != point.path:
             updates[point.key] = render_mount_point(point, current, spec.storage)
     return updates, deletions
+
+
+def _converge_nets(spec: CtSpec, config: Mapping[str, Any], updates: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
+    """The declared network devices (``nets``) into ``updates``, each written over the current one (its MAC and other
+    properties kept); fills both diff sides with the declared properties only."""
+    for nic in spec.nets or ():
+        current = config.get(nic.slot)
+        value = render_nic(nic, current)
+        if nic_properties(current) != nic_properties(value):
+            updates[nic.slot] = value
+        before[nic.slot], after[nic.slot] = nic_view(nic, nic_properties(current)), nic_view(nic, nic_properties(value))
 
 
 def _resizes(spec: CtSpec, config: Mapping[str, Any], before: dict[str, Any], after: dict[str, Any]) -> list[Action]:

@@ -130,6 +130,43 @@ options:
   firewall:
     description: The PVE firewall on C(net0).
     type: bool
+  nets:
+    description:
+      - Further network devices C(netN), or C(net0) when O(bridge), O(vlan), O(ip), O(gateway) and O(firewall) are not
+        declared. Only the declared settings of a device are written; its MAC address (C(hwaddr)) and the rest stay as
+        PVE has them. A new device is C(ethN) on V(vmbr0) unless declared otherwise.
+      - Devices not listed are left as they are. A running container takes the change at once.
+    type: list
+    elements: dict
+    suboptions:
+      slot:
+        description: The device, V(net1) to V(net31) (or its number).
+        type: str
+        required: true
+      name:
+        description: The interface name inside the container; a new device is C(ethN).
+        type: str
+      bridge:
+        description: Bridge of the device.
+        type: str
+      vlan:
+        description: VLAN tag.
+        type: int
+      ip:
+        description: IPv4 address with its prefix (a bare address is /24), V(dhcp), or V(manual) (left to the container).
+        type: str
+      gateway:
+        description: IPv4 gateway; only with a static O(nets[].ip) in the same entry. Never defaulted.
+        type: str
+      firewall:
+        description: The PVE firewall on the device.
+        type: bool
+      mtu:
+        description: MTU of the interface, 64 to 65535; PVE refuses one above the bridge's.
+        type: int
+      rate:
+        description: Rate limit in MB/s.
+        type: float
   nameservers:
     description: DNS servers of the container (IP addresses); an empty list removes them.
     type: list
@@ -225,6 +262,12 @@ EXAMPLES = r'''
     ip: 10.20.0.21/24
     gateway: 10.20.0.1
     firewall: true
+    nets:
+      - slot: net1
+        bridge: vmbr1
+        vlan: 30
+        ip: 10.30.0.21/24
+        mtu: 1450
     nameservers: [10.20.0.2]
     features: [nesting]
     ssh_keys:
@@ -295,7 +338,8 @@ changes:
 diff:
   description:
     - The declared settings before and after, in PVE's terms (config keys such as C(cores), C(net0), C(features);
-      C(disk_size); C(mpN) with path and size; C(status) for the power states; C(state) when the container is created
+      C(disk_size); C(mpN) with path and size; C(netN) of O(nets) with its declared settings (in PVE's names, C(tag) and
+      C(gw)); C(status) for the power states; C(state) when the container is created
       or destroyed).
   returned: when diff mode is on
   type: dict

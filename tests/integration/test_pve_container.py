@@ -12,6 +12,7 @@ import threading
 import time
 
 import pytest
+import requests
 from lab.images import CONTAINER_TEMPLATE
 from polling import wait_until
 from pve_vm_plays import sent, ssh_public_key, vm_env
@@ -273,19 +274,45 @@ def test_four_containers_created_by_parallel_forks_get_distinct_vmids(lab, tmp_p
     assert again.rc == 0 and not again.changed
 
 
+def api_task(lab, method, path, **params):
+    """A PVE API request that starts a task, with the lab's token; its final status once the task has ended."""
+    session = requests.Session()
+    session.headers['Authorization'] = f'PVEAPIToken={lab.token_id}={lab.token_secret}'
+    response = session.request(method, f'{lab.url}/api2/json{path}', data=params, verify=lab.cafile, timeout=30)
+    assert response.status_code == 200, response.text
+    upid = response.json()['data']
+    status = {}
+
+    def ended():
+        status.update(session.get(f'{lab.url}/api2/json/nodes/pve1/tasks/{upid}/status', verify=lab.cafile, timeout=30).json()['data'])
+        return status['status'] == 'stopped'
+
+    assert wait_until(ended, timeout=20), f'task {upid} still running'
+    return status
+
+
 @pytest.mark.lab(time_scale=0.01)
-def test_a_container_cloned_from_a_container_template_is_configured_in_the_same_run(lab, tmp_path):
+def test_containers_cloned_full_and_linked_from_a_container_template_are_configured_in_the_same_run(lab, tmp_path):
     env = vm_env(lab, tmp_path)
     put_template(lab)
-    assert run_playbook(tmp_path, ct_play(), env, cts({'ct-base': {'image': TEMPLATE, 'storage': 'local-lvm', 'cores': 1}}), name='base').rc == 0
+    assert api_task(lab, 'POST', '/nodes/pve1/lxc', vmid=150, hostname='ct-base', ostemplate=TEMPLATE, rootfs='local-lvm:1')['exitstatus'] == 'OK'
+    # pve-container src/PVE/API2/LXC.pm template: a stopped container becomes a template, its volumes base-N-disk-M.
+    assert api_task(lab, 'POST', '/nodes/pve1/lxc/150/template')['exitstatus'] == 'OK'
     base = container(lab, 'ct-base')
-    lab.call(lambda: base.config.update(template=1))
-    runs = four_runs(tmp_path, ct_play(), env, cts({'ct-copy': {'image': 'ct-base', 'cores': 2, 'ip': 'dhcp', 'disk_size': '6G'}}))
-    copy = container(lab, 'ct-copy')
+    assert base.config['template'] == 1 and 'base-150-disk-0' in base.config['rootfs']
+    hosts = {
+        'ct-copy': {'image': 'ct-base', 'cores': 2, 'ip': 'dhcp', 'disk_size': '6G'},
+        'ct-link': {'image': '150', 'linked_clone': True, 'nets': [{'slot': 'net1', 'ip': 'dhcp'}]},
+    }
+    runs = four_runs(tmp_path, ct_play(), env, cts(hosts))
+    copy, link = container(lab, 'ct-copy'), container(lab, 'ct-link')
     result = runs.real.one(TASK, 'ct-copy')
     assert result['vmid'] == copy.vmid != base.vmid
     assert copy.config['cores'] == 2 and 'ip=dhcp' in copy.config['net0'] and copy.config['rootfs'].endswith('size=6G')
     assert f'[puls-owner: puls-managed={copy.vmid}]' in copy.config['description'], 'the record names the clone, not its template'
+    clones = {request['hostname']: request['full'] for request in sent(lab, 'POST', '/lxc/150/clone')}
+    assert clones == {'ct-copy': '1', 'ct-link': '0'}, 'ct-link is a linked clone'
+    assert link.config['net1'].startswith('name=eth1,bridge=vmbr0,') and 'ip=dhcp' in link.config['net1']
 
 
 @pytest.mark.lab(time_scale=0.01)
@@ -309,3 +336,24 @@ def test_a_token_lacking_a_privilege_the_plan_needs_is_refused_before_any_write_
     granted = run_playbook(tmp_path, ct_play(), env, hosts, name='granted')
     assert granted.rc == 0, granted.stdout
     assert container(lab, 'ct-lp').status == 'running'
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_a_container_with_two_nics_is_created_and_drift_on_the_second_is_corrected_leaving_everything_else(lab, tmp_path):
+    env = vm_env(lab, tmp_path)
+    declared = {'ip': f'{lab.address(24)}/24', 'nets': [{'slot': 'net1', 'bridge': 'vmbr0', 'vlan': 30, 'ip': f'{lab.address(25)}/24', 'mtu': 1400}]}
+    ct = create_running(lab, tmp_path, env, 'ct-nics', **declared)
+    assert ct.config['net1'].startswith('name=eth1,') and 'tag=30' in ct.config['net1'] and 'mtu=1400' in ct.config['net1']
+    mac = next(part for part in ct.config['net1'].split(',') if part.startswith('hwaddr='))
+    drifted = ct.config['net1'].replace('tag=30', 'tag=31').replace('mtu=1400', 'mtu=1300') + ',rate=5'
+    lab.call(lambda: ct.config.update(net1=drifted))
+    untouched = {key: value for key, value in all_cts(lab)[ct.vmid].items() if key != 'net1'}
+
+    runs = four_runs(tmp_path, ct_play(), env, cts({'ct-nics': declared}))
+    result = runs.real.one(TASK, 'ct-nics')
+    assert result['changes'] == ['net1'] and result['reboot_required'] == []
+    assert result['diff']['before']['net1'] == {'bridge': 'vmbr0', 'tag': '31', 'ip': f'{lab.address(25)}/24', 'mtu': '1300'}
+    assert result['diff']['after']['net1'] == {'bridge': 'vmbr0', 'tag': '30', 'ip': f'{lab.address(25)}/24', 'mtu': '1400'}
+    config = all_cts(lab)[ct.vmid]
+    assert {key: value for key, value in config.items() if key != 'net1'} == untouched, 'nothing but net1 was written'
+    assert mac in config['net1'] and 'tag=30' in config['net1'] and 'mtu=1400' in config['net1'] and 'rate=5' in config['net1'], 'undeclared rate kept'

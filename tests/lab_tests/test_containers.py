@@ -85,3 +85,19 @@ def test_a_create_with_an_invalid_ssh_key_is_refused_before_anything_is_made(lab
     status, message, _errors = api.error('POST', LXC, vmid=155, ostemplate=TEMPLATE, rootfs='local-lvm:1', **{'ssh-public-keys': keys})
     assert (status, message) == (500, 'SSH public key validation error')
     assert api.call('GET', f'{LXC}/155/config').status_code != 200
+
+
+def test_a_network_device_with_an_mtu_above_its_bridges_is_refused_on_update_and_fails_a_create_in_its_task(lab, api):
+    """src/PVE/LXC/Config.pm update_pct_config: the bridge's MTU (vmbr0 sets none: 1500) bounds a netN's mtu."""
+    download_template(lab, api)
+    assert create(api, 156, hostname='mtu', net0='name=eth0,bridge=vmbr0')['exitstatus'] == 'OK'
+    status, message, _errors = api.error('PUT', f'{LXC}/156/config', net1='name=eth1,bridge=vmbr0,mtu=9000')
+    assert (status, message) == (500, "net1: MTU size '9000' is bigger than bridge MTU '1500'")
+    assert 'net1' not in api.data('GET', f'{LXC}/156/config')
+    api.data('PUT', f'{LXC}/156/config', net1='name=eth1,bridge=vmbr0,mtu=1500')
+    assert 'mtu=1500' in api.data('GET', f'{LXC}/156/config')['net1']
+
+    failed = create(api, 157, hostname='mtu2', net0='name=eth0,bridge=vmbr0', net1='name=eth1,bridge=vmbr0,mtu=9000')
+    assert failed['exitstatus'] == "unable to create CT 157 - net1: MTU size '9000' is bigger than bridge MTU '1500'"
+    assert api.call('GET', f'{LXC}/157/config').status_code != 200
+    assert create(api, 157, hostname='mtu2', net1='name=eth1,bridge=vmbr0,mtu=1400')['exitstatus'] == 'OK', 'the VMID is free again'

@@ -516,12 +516,12 @@ def test_the_iso_of_a_vm_from_scratch_is_the_volume_of_its_iso_manifest(plugin, 
     assert variables['pve_nets'] == [{'slot': 'net0', 'bridge': 'vmbr0', 'model': 'virtio'}]
 
 
-def test_a_container_is_pve_container_its_template_a_volume_or_its_iso_and_its_further_devices_warnings(plugin, tmp_path):
+def test_a_container_is_pve_container_its_template_a_volume_or_its_iso_and_its_further_devices_nets(plugin, tmp_path):
     # proxmops' examples/proxmox/lxc/dns-01.yaml (its addresses on the loopback network), with extensions.
     dns = vm(
         'dns-01',
         'vmid: 201\ncores: 1\nmemory: 512\nrootfs: {storage: local-lvm, size: 8G}\n'
-        'net:\n  - {bridge: vmbr0, tag: 20, ip: 127.0.0.53/24, gw: 127.0.0.1}\n  - {bridge: vmbr1, model: virtio}\n'
+        'net:\n  - {bridge: vmbr0, tag: 20, ip: 127.0.0.53/24, gw: 127.0.0.1}\n  - {bridge: vmbr1, model: virtio, tag: 30, ip: 127.0.1.53/24, gw: 127.0.1.1}\n'
         f'template: debian-12-standard\nstate: running\nsshKeys: [ssh-ed25519 AAAA dns@example]\npassword: {SECRET_PASSWORD}\n'
         'features: [nesting]\nunprivileged: true\nonboot: true\nprovision: [dns.yml]\nadopt: true\n',
         kind='Container',
@@ -551,6 +551,7 @@ def test_a_container_is_pve_container_its_template_a_volume_or_its_iso_and_its_f
         'vlan': 20,
         'ip': '127.0.0.53/24',
         'gateway': '127.0.0.1',
+        'nets': [{'slot': 'net1', 'bridge': 'vmbr1', 'vlan': 30, 'ip': '127.0.1.53/24', 'gateway': '127.0.1.1'}],
         'image': 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst',
     }
     assert (variables['pve_vmid'], variables['pve_power'], variables['pve_provision'], variables['pve_adopt']) == (201, 'running', ['dns.yml'], True)
@@ -560,7 +561,6 @@ def test_a_container_is_pve_container_its_template_a_volume_or_its_iso_and_its_f
     fleet = read_fleet(str(tmp_path / 'proxmox'), str(tmp_path), 'local')
     assert fleet.warnings == [
         'proxmox/lxc/dns-01.yaml (document 1): spec.net[1].model is not reconciled by puls.proxmox; ignored',
-        'proxmox/lxc/dns-01.yaml (document 1): spec.net[1] is not reconciled by puls.proxmox; ignored',
     ]
 
 
