@@ -282,7 +282,14 @@ def test_a_slice_waits_for_the_template_another_slice_builds_and_clones_it_once_
     }
     inventory = awx_inventory(lab, hostvars, {'pve_templates': ['golden'], 'pve_vms': ['web1']})
     inventory['all']['vars'].update(
-        pve_ssh_user='ubuntu', pve_ssh_keys=[public_key], pve_ssh_private_key_file=str(key), pve_guest_python=sys.executable, pve_template_wait_delay=1
+        pve_ssh_user='ubuntu',
+        pve_ssh_keys=[public_key],
+        pve_ssh_private_key_file=str(key),
+        pve_guest_python=sys.executable,
+        pve_template_wait_delay=1,
+        # The lease wait's progress lines, one a second: how the test sees slice 2 waiting (AWX's output is no terminal).
+        pve_progress=True,
+        pve_progress_interval=1,
     )
     slices = [slice_inventory(inventory, number, 2) for number in (1, 2)]
     # AWX's ordering by name puts the template alone in slice 1 and the VM that needs it in slice 2.
@@ -304,12 +311,14 @@ def test_a_slice_waits_for_the_template_another_slice_builds_and_clones_it_once_
     threads = [start_slice(0)]
     assert wait_until(lambda: vms_named(lab, 'golden-build') or not threads[0].is_alive(), timeout=300), 'slice 1 never built'
     threads.append(start_slice(1))
-    # Release the build once slice 2 has asked about the template twice (the runner writes each event as it happens).
+    # Release the build once slice 2 has shown two progress lines of its wait for the build's lease (pve_lease waits in
+    # the module; the runner writes each line as an event as it happens).
     events = roots[1] / 'artifacts' / '2' / 'job_events'
+    waiting = 'waiting for the lease template/golden'
     # Only whole events: the runner writes each as NAME-partial.json first and renames it, so a partial one can vanish.
     wait_until(
         lambda: (
-            len([event for event in events.glob('*.json') if not event.name.endswith('-partial.json') and '"runner_retry"' in event.read_text()]) >= 2
+            len([event for event in events.glob('*.json') if not event.name.endswith('-partial.json') and waiting in event.read_text()]) >= 2
             or not threads[1].is_alive()
         ),
         timeout=300,
@@ -319,8 +328,13 @@ def test_a_slice_waits_for_the_template_another_slice_builds_and_clones_it_once_
         thread.join(timeout=600)
     assert [jobs[index].status for index in (0, 1)] == ['successful', 'successful'], jobs[0].stdout + jobs[1].stdout
     # Slice 2 waits on slice 1's lease on the build (docs/concurrency.md), asking again while slice 1 holds it.
-    waits = [event for event in jobs[1].events if event['event'] == 'runner_retry' and 'the lease on template/golden' in event['event_data'].get('task', '')]
-    assert len(waits) >= 2, 'slice 2 did not wait for the build:\n%s' % jobs[1].stdout
+    lines = [event for event in jobs[1].events if waiting in event.get('stdout', '')]
+    taken = [
+        event['event_data']['res']
+        for event in jobs[1].events
+        if event['event'] == 'runner_on_ok' and event['event_data'].get('task', '').endswith('the lease on template/golden')
+    ]
+    assert len(lines) >= 2 and any(result.get('waited', 0) >= 1 for result in taken), 'slice 2 did not wait for the build:\n%s' % jobs[1].stdout
     (golden,) = vms_named(lab, 'golden')
     (web1,) = vms_named(lab, 'web1')
     assert golden['template'] in (1, True) and web1['node'] == 'pve1'
