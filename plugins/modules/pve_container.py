@@ -259,8 +259,8 @@ EXAMPLES = r'''
       - slot: 0
         path: /var/cache/app
         size: 16G
-    ip: 10.20.0.21/24
-    gateway: 10.20.0.1
+    ip: 198.51.100.21/24
+    gateway: 198.51.100.1
     firewall: true
     nets:
       - slot: net1
@@ -268,7 +268,7 @@ EXAMPLES = r'''
         vlan: 30
         ip: 10.30.0.21/24
         mtu: 1450
-    nameservers: [10.20.0.2]
+    nameservers: [198.51.100.2]
     features: [nesting]
     ssh_keys:
       - "{{ lookup('ansible.builtin.file', '~/.ssh/id_ed25519.pub') }}"
@@ -322,7 +322,7 @@ address:
   description: The static IPv4 address of O(ip), or of the container's C(net0) when O(ip) is not declared; null under DHCP.
   returned: always
   type: str
-  sample: 10.20.0.21
+  sample: 198.51.100.21
 reboot_required:
   description: Config keys whose new values the running container takes only at its next start. Empty when nothing waits.
   returned: always

@@ -70,8 +70,8 @@ EXAMPLES = r'''
     cores: 2
     memory: 4096
     disk_size: 20G
-    ip: 10.20.0.11/24
-    gateway: 10.20.0.1
+    ip: 198.51.100.11/24
+    gateway: 198.51.100.1
     ci_user: ops
     ssh_keys:
       - "{{ lookup('ansible.builtin.file', '~/.ssh/id_ed25519.pub') }}"
@@ -191,7 +191,7 @@ address:
       why when a running VM's address is unknown.
   returned: always
   type: str
-  sample: 10.20.0.11
+  sample: 198.51.100.11
 reboot_required:
   description:
     - Config keys whose new values the running VM takes only at its next boot (PVE's pending changes, and cloud-init
