@@ -174,7 +174,7 @@ def test_build_leaves_pycdlib_on_the_real_clock_even_when_it_fails(seed, monkeyp
     [
         {'user_data': USER_DATA + 'timezone: Europe/Berlin\n'},
         {'local_hostname': 'web02'},
-        {'network_config': NETWORK_CONFIG.replace('192.0.2.10', '192.0.2.11')},
+        {'network_config': NETWORK_CONFIG.replace('127.0.2.10', '127.0.2.11')},
         {'vendor_data': None},
         {'meta_data': {'public-keys': ['ssh-ed25519 AAAA x']}},
     ],
