@@ -18,7 +18,7 @@ Pure: strings and numbers in, values out.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -54,13 +54,15 @@ class Holder:
 
 @dataclass(frozen=True)
 class Decision:
-    """What an acquire finds: whether this run holds the lease now, the leases to write (None: nothing to write),
-    the live holder that keeps it from this run, and the expired holder this run takes it over from."""
+    """What an acquire finds: whether this run holds the leases now, the leases to write (None: nothing to write),
+    the live holder that keeps them from this run, or the expired holder this run takes one over from, and the key
+    that holder held (the first such of the keys asked for)."""
 
     acquired: bool
     leases: dict | None
     held_by: Holder | None = None
     taken_over: Holder | None = None
+    key: str | None = None
 
 
 def validate_key(key: str) -> str:
@@ -114,22 +116,27 @@ def _tidy(leases: Mapping[str, Holder], now: float) -> dict:
     return {key: holder for key, holder in leases.items() if live(holder, now) or key.startswith(_LEFTOVER_WORKS)}
 
 
-def acquire(leases: Mapping[str, Holder], key: str, run: str, controller: str, now: float, ttl: int) -> Decision:
-    """Take (or renew) the lease on key for run until now + ttl, unless another run holds it live."""
-    current = leases.get(key)
-    if current is not None and current.run != run and live(current, now):
-        return Decision(False, None, held_by=current)
-    taken_over = current if current is not None and current.run != run else None
-    wanted = dict(_tidy(leases, now), **{key: Holder(run, controller, int(now + ttl))})
-    return Decision(True, None if wanted == dict(leases) else wanted, taken_over=taken_over)
+def acquire(leases: Mapping[str, Holder], keys: Sequence[str], run: str, controller: str, now: float, ttl: int) -> Decision:
+    """Take (or renew) the leases on keys for run until now + ttl, all of them or, while another run holds one of them
+    live, none: a run never holds some of what it waits for, so two runs asking for overlapping keys cannot each hold
+    what the other waits for."""
+    others_held = [(key, leases[key]) for key in keys if key in leases and leases[key].run != run]
+    blocking = [(key, holder) for key, holder in others_held if live(holder, now)]
+    if blocking:
+        key, holder = blocking[0]
+        return Decision(False, None, held_by=holder, key=key)
+    mine = Holder(run, controller, int(now + ttl))
+    wanted = dict(_tidy(leases, now), **dict.fromkeys(keys, mine))
+    taken_key, taken_over = others_held[0] if others_held else (None, None)
+    return Decision(True, None if wanted == dict(leases) else wanted, taken_over=taken_over, key=taken_key)
 
 
-def release(leases: Mapping[str, Holder], key: str, run: str, now: float) -> dict | None:
-    """The leases without run's own lease on key (None: nothing to write); another run's lease is never dropped."""
-    current = leases.get(key)
-    if current is None or current.run != run:
+def release(leases: Mapping[str, Holder], keys: Sequence[str], run: str, now: float) -> dict | None:
+    """The leases without run's own leases on keys (None: nothing to write); another run's lease is never dropped."""
+    mine = {key for key in keys if key in leases and leases[key].run == run}
+    if not mine:
         return None
-    return {name: holder for name, holder in _tidy(leases, now).items() if name != key}
+    return {name: holder for name, holder in _tidy(leases, now).items() if name not in mine}
 
 
 def lease_node(nodes) -> str | None:

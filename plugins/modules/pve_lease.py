@@ -25,6 +25,7 @@ description:
     and the time elapsed (C(pve_progress), as for the other modules' waits). An expired lease is taken over
     (RV(taken_over) names the run that held it).
   - O(state=released) drops the lease when O(run_id) holds it; another run's lease is never dropped.
+  - O(keys) takes or releases several leases together, all or none (see O(keys)).
   - >-
     The expiry is read on the controller's clock: the controllers of runs that may overlap must keep their clocks in
     agreement (NTP) to well within O(ttl).
@@ -49,8 +50,18 @@ options:
       - The work the lease is on. V(template/NAME) (the build of template NAME), V(vm/NAME) (the creation and
         provisioning of VM NAME), V(replace/NAME) (the destruction of NAME by its successor) or V(prune).
       - NAME has letters, digits, C(.), C(_) or C(-), at most 64.
+      - One of O(key) and O(keys) is required.
     type: str
-    required: true
+  keys:
+    description:
+      - Several leases, each as O(key) names one, taken, renewed or released together in one write of the record.
+      - >-
+        They are taken all at once or not at all: while another live run holds one of them, this run takes none and
+        the result names that lease's holder (RV(held_by)). A run so never holds part of what it waits for, and two
+        runs asking for overlapping sets cannot each hold what the other waits for.
+      - The role takes the leases of every machine a run creates or converges this way, in one task.
+    type: list
+    elements: str
   run_id:
     description:
       - The run that holds the lease, one for the whole C(ansible-playbook) run (the role uses C(pve_run_id)).
@@ -111,6 +122,22 @@ EXAMPLES = r'''
   delegate_to: localhost
   register: web1_lease
 
+- name: Take the leases on the creation of web1 and web2 together, both or neither
+  puls.proxmox.pve_lease:
+    keys: [vm/web1, vm/web2]
+    run_id: "{{ run_id }}"
+    wait: 600
+  delegate_to: localhost
+  register: vm_leases
+  failed_when: not vm_leases.acquired
+
+- name: Release them together
+  puls.proxmox.pve_lease:
+    keys: [vm/web1, vm/web2]
+    run_id: "{{ run_id }}"
+    state: released
+  delegate_to: localhost
+
 - name: Release the lease
   puls.proxmox.pve_lease:
     key: template/web-golden
@@ -122,9 +149,15 @@ EXAMPLES = r'''
 RETURN = r'''
 key:
   description: The work the lease is on, as given.
-  returned: success
+  returned: success, with O(key)
   type: str
   sample: template/web-golden
+keys:
+  description: The works the leases are on, as given (each once, in the order given).
+  returned: success, with O(keys)
+  type: list
+  elements: str
+  sample: [vm/web1, vm/web2]
 node:
   description: The node whose notes hold the leases.
   returned: success
@@ -142,21 +175,25 @@ controller:
   sample: awx-1
 acquired:
   description: >-
-    Whether O(run_id) holds the lease now (in check mode, would hold it). Always false with O(state=released).
+    Whether O(run_id) holds the lease now (in check mode, would hold it); with O(keys), all of them. Always false with
+    O(state=released).
   returned: success
   type: bool
   sample: true
 expires:
-  description: Unix seconds when O(run_id)'s lease expires; null when it holds none.
+  description: Unix seconds when O(run_id)'s lease expires (with O(keys), the first one's); null when it holds none.
   returned: success
   type: int
   sample: 1764621234
 held_by:
-  description: The other run that holds the lease and keeps it from O(run_id), or null.
+  description: The other run that holds the lease and keeps it from O(run_id) (with O(keys), the first such), or null.
   returned: success
   type: dict
-  sample: {run_id: 0c1d2e3f4a5b, controller: laptop, expires: 1764621234, expires_in: 412}
+  sample: {key: template/web-golden, run_id: 0c1d2e3f4a5b, controller: laptop, expires: 1764621234, expires_in: 412}
   contains:
+    key:
+      description: The lease it holds.
+      type: str
     run_id:
       description: Its run id.
       type: str
@@ -170,10 +207,12 @@ held_by:
       description: Seconds from now until then (negative once expired).
       type: int
 taken_over:
-  description: The run whose expired lease O(run_id) took over (a run that ended without releasing it), or null.
+  description: >-
+    The run whose expired lease O(run_id) took over (a run that ended without releasing it; with O(keys), the first
+    such), as RV(held_by) describes a holder, or null.
   returned: success
   type: dict
-  sample: {run_id: 0c1d2e3f4a5b, controller: laptop, expires: 1764620034, expires_in: -788}
+  sample: {key: template/web-golden, run_id: 0c1d2e3f4a5b, controller: laptop, expires: 1764620034, expires_in: -788}
 waited:
   description: Seconds the module waited for the lease (O(wait)); 0 when it did not wait.
   returned: success
@@ -186,12 +225,12 @@ others:
   sample: {vm/web2: {run_id: 0c1d2e3f4a5b, controller: laptop, expires: 1764621234, expires_in: 412}}
 '''
 
-from ansible_collections.puls.proxmox.plugins.module_utils._lease_io import ARGUMENT_SPEC, LeaseRequest, reconcile
+from ansible_collections.puls.proxmox.plugins.module_utils._lease_io import ARGUMENT_SPEC, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, LeaseRequest, reconcile
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
 
 
 def main():
-    module = PveModule(argument_spec=ARGUMENT_SPEC)
+    module = PveModule(argument_spec=ARGUMENT_SPEC, mutually_exclusive=MUTUALLY_EXCLUSIVE, required_one_of=REQUIRED_ONE_OF)
     try:
         request = LeaseRequest.from_params(module.params)
     except ValueError as exc:

@@ -221,8 +221,8 @@ def lease_reads(lab):
 
 
 def test_a_run_that_waits_for_one_vms_lease_holds_no_other_meanwhile_so_two_runs_never_wait_on_each_other(lab, tmp_path):
-    # Two runs that each held one VM's lease and waited for the other's would wait until the timeout. The leases
-    # are taken in the play's host order, one host at a time: waiting for web1, a run has not taken web2's.
+    # Two runs that each held one VM's lease and waited for the other's would wait until the timeout. The leases of
+    # a run's VMs are taken all together or none (pve_lease's keys): waiting for web1, a run has not taken web2's.
     api = lab_vms.client(lab)
     vms = {
         name: {'pve_image': BASE_TEMPLATE, 'pve_ip': f'{lab.address(index + 1)}/24', 'pve_gateway': lab.gateway} for index, name in enumerate(('web1', 'web2'))

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -30,24 +31,24 @@ def test_the_record_round_trips_as_one_line_and_keeps_every_other_character():
 
 
 def test_a_free_lease_is_taken_until_now_plus_ttl_and_renewed_by_its_run():
-    taken = _lease_plan.acquire({}, 'vm/web1', MINE, 'awx-1', NOW, 900)
+    taken = _lease_plan.acquire({}, ['vm/web1'], MINE, 'awx-1', NOW, 900)
     assert taken == _lease_plan.Decision(True, {'vm/web1': holder(MINE, NOW + 900)})
-    renewed = _lease_plan.acquire(taken.leases, 'vm/web1', MINE, 'awx-1', NOW + 300, 900)
+    renewed = _lease_plan.acquire(taken.leases, ['vm/web1'], MINE, 'awx-1', NOW + 300, 900)
     assert renewed.acquired and renewed.leases == {'vm/web1': holder(MINE, NOW + 1200)} and renewed.taken_over is None
 
 
 def test_another_runs_live_lease_is_not_taken_and_names_its_holder():
     leases = {'template/web-golden': holder(OTHER, NOW + 1, 'laptop')}
-    refused = _lease_plan.acquire(leases, 'template/web-golden', MINE, 'awx-1', NOW, 900)
-    assert refused == _lease_plan.Decision(False, None, held_by=holder(OTHER, NOW + 1, 'laptop'))
+    refused = _lease_plan.acquire(leases, ['template/web-golden'], MINE, 'awx-1', NOW, 900)
+    assert refused == _lease_plan.Decision(False, None, held_by=holder(OTHER, NOW + 1, 'laptop'), key='template/web-golden')
     assert refused.held_by.describe(NOW) == {'run_id': OTHER, 'controller': 'laptop', 'expires': NOW + 1, 'expires_in': 1}
     assert _lease_plan.others(leases, MINE, NOW) == leases and _lease_plan.others(leases, OTHER, NOW) == {}
 
 
 def test_an_expired_lease_is_taken_over_naming_the_dead_run():
     leases = {'template/web-golden': holder(OTHER, NOW, 'laptop')}
-    taken = _lease_plan.acquire(leases, 'template/web-golden', MINE, 'awx-1', NOW, 900)
-    assert taken.acquired and taken.taken_over == holder(OTHER, NOW, 'laptop')
+    taken = _lease_plan.acquire(leases, ['template/web-golden'], MINE, 'awx-1', NOW, 900)
+    assert taken.acquired and taken.taken_over == holder(OTHER, NOW, 'laptop') and taken.key == 'template/web-golden'
     assert taken.leases == {'template/web-golden': holder(MINE, NOW + 900)}
     assert _lease_plan.others(leases, MINE, NOW) == {}
 
@@ -59,17 +60,34 @@ def test_a_write_drops_expired_leases_except_those_marking_a_build_left_behind()
         'prune': holder(OTHER, NOW - 1),
         'vm/busy': holder(OTHER, NOW + 5),
     }
-    taken = _lease_plan.acquire(leases, 'vm/web1', MINE, 'awx-1', NOW, 60)
+    taken = _lease_plan.acquire(leases, ['vm/web1'], MINE, 'awx-1', NOW, 60)
     assert list(taken.leases) == ['template/old-golden', 'vm/busy', 'vm/web1']
 
 
 def test_release_drops_only_the_runs_own_lease():
     leases = {'vm/web1': holder(MINE, NOW + 60), 'vm/web2': holder(OTHER, NOW + 60)}
-    assert _lease_plan.release(leases, 'vm/web1', MINE, NOW) == {'vm/web2': holder(OTHER, NOW + 60)}
-    assert _lease_plan.release(leases, 'vm/web2', MINE, NOW) is None
-    assert _lease_plan.release(leases, 'vm/web3', MINE, NOW) is None
+    assert _lease_plan.release(leases, ['vm/web1'], MINE, NOW) == {'vm/web2': holder(OTHER, NOW + 60)}
+    assert _lease_plan.release(leases, ['vm/web2'], MINE, NOW) is None
+    assert _lease_plan.release(leases, ['vm/web3'], MINE, NOW) is None
     # Even an expired lease of another run stays: its run may still end it.
-    assert _lease_plan.release({'vm/web1': holder(OTHER, NOW - 1)}, 'vm/web1', MINE, NOW) is None
+    assert _lease_plan.release({'vm/web1': holder(OTHER, NOW - 1)}, ['vm/web1'], MINE, NOW) is None
+
+
+def test_several_leases_are_taken_all_together_or_none_while_another_run_holds_one():
+    leases = {'vm/web2': holder(OTHER, NOW + 60, 'laptop'), 'vm/web9': holder(OTHER, NOW + 60, 'laptop')}
+    refused = _lease_plan.acquire(leases, ['vm/web1', 'vm/web2', 'vm/web3'], MINE, 'awx-1', NOW, 900)
+    # None taken, not even the free web1 and web3: this run holds nothing the other may wait for.
+    assert refused == _lease_plan.Decision(False, None, held_by=holder(OTHER, NOW + 60, 'laptop'), key='vm/web2')
+    taken = _lease_plan.acquire(leases, ['vm/web1', 'vm/web3'], MINE, 'awx-1', NOW, 900)
+    assert taken.acquired and taken.taken_over is None
+    assert taken.leases == dict(leases, **{'vm/web1': holder(MINE, NOW + 900), 'vm/web3': holder(MINE, NOW + 900)})
+    assert _lease_plan.release(taken.leases, ['vm/web1', 'vm/web3', 'vm/web9'], MINE, NOW) == leases
+
+
+def test_of_several_leases_an_expired_one_is_taken_over_naming_its_key():
+    leases = {'vm/web2': holder(OTHER, NOW - 1, 'laptop')}
+    taken = _lease_plan.acquire(leases, ['vm/web1', 'vm/web2'], MINE, 'awx-1', NOW, 900)
+    assert taken.acquired and (taken.key, taken.taken_over) == ('vm/web2', holder(OTHER, NOW - 1, 'laptop'))
 
 
 def test_the_lease_node_is_the_lowest_named_online_node():
@@ -130,7 +148,7 @@ class ClusterStub:
 
 
 def lease_of(state='acquired', run=MINE, key='template/web-golden', ttl=900):
-    return _lease_io.LeaseRequest(key, run, state, ttl)
+    return _lease_io.LeaseRequest((key,), run, state, ttl)
 
 
 def reconcile(stub, request, check_mode=False):
@@ -151,7 +169,7 @@ def test_of_two_runs_racing_for_a_lease_the_one_whose_write_lands_second_reads_a
     stub.meddle.append(lambda notes: _lease_plan.render(notes, {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}, 65536))
     refused = reconcile(stub, lease_of())
     assert not refused['acquired'] and not refused['changed'] and len(stub.puts) == 1
-    assert refused['held_by'] == {'run_id': OTHER, 'controller': 'laptop', 'expires': NOW + 900, 'expires_in': 900}
+    assert refused['held_by'] == {'key': 'template/web-golden', 'run_id': OTHER, 'controller': 'laptop', 'expires': NOW + 900, 'expires_in': 900}
     assert _lease_plan.parse(stub.description) == {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}
 
 
@@ -177,7 +195,7 @@ def test_a_wait_looks_again_every_delay_until_the_holders_lease_expires_and_note
     stub = ClusterStub(_lease_plan.render('', {'template/web-golden': holder(OTHER, NOW + 25, 'laptop')}, 65536))
     stub.progress = _progress.ProgressNotes(str(tmp_path / 'notes.jsonl'))
     clock = Clock()
-    request = _lease_io.LeaseRequest('template/web-golden', MINE, 'acquired', 900, wait=60, wait_delay=10)
+    request = _lease_io.LeaseRequest(('template/web-golden',), MINE, 'acquired', 900, wait=60, wait_delay=10)
     taken = _lease_io.reconcile(stub, request, False, now=lambda: clock.now, hostname=lambda: 'awx 1', sleep=clock.sleep)
     assert taken['acquired'] and taken['taken_over']['run_id'] == OTHER and taken['waited'] == 30 and clock.slept == [10, 10, 10]
     notes = [json.loads(line) for line in (tmp_path / 'notes.jsonl').read_text().splitlines()]
@@ -187,7 +205,28 @@ def test_a_wait_looks_again_every_delay_until_the_holders_lease_expires_and_note
 def test_a_wait_that_runs_out_answers_as_without_waiting_with_the_seconds_waited():
     stub = ClusterStub(_lease_plan.render('', {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}, 65536))
     clock = Clock()
-    request = _lease_io.LeaseRequest('template/web-golden', MINE, 'acquired', 900, wait=25, wait_delay=10)
+    request = _lease_io.LeaseRequest(('template/web-golden',), MINE, 'acquired', 900, wait=25, wait_delay=10)
     refused = _lease_io.reconcile(stub, request, True, now=lambda: clock.now, hostname=lambda: 'awx 1', sleep=clock.sleep)
     assert not refused['acquired'] and refused['held_by']['run_id'] == OTHER and refused['waited'] == 25 and clock.slept == [10, 10, 5]
     assert stub.puts == []
+
+
+def test_several_leases_are_one_write_of_the_record_and_the_result_names_them_as_keys(tmp_path):
+    stub = ClusterStub(HUMAN)
+    request = _lease_io.LeaseRequest.from_params({'keys': ['vm/web1', 'vm/web2', 'vm/web1'], 'key': None, 'run_id': MINE, 'state': 'acquired', 'ttl': 900})
+    taken = reconcile(stub, request)
+    assert taken['acquired'] and taken['keys'] == ['vm/web1', 'vm/web2'] and 'key' not in taken and len(stub.puts) == 1
+    assert taken['diff'] == {'before': '', 'after': 'vm/web1=run-a@awx-1:1764620900\nvm/web2=run-a@awx-1:1764620900\n'}
+    released = reconcile(stub, dataclasses.replace(request, state='released'))
+    assert released['changed'] and len(stub.puts) == 2 and stub.description == HUMAN
+
+
+def test_a_wait_for_several_leases_notes_the_one_held_and_that_they_are_taken_together(tmp_path):
+    stub = ClusterStub(_lease_plan.render('', {'vm/web2': holder(OTHER, NOW + 15, 'laptop')}, 65536))
+    stub.progress = _progress.ProgressNotes(str(tmp_path / 'notes.jsonl'))
+    clock = Clock()
+    request = _lease_io.LeaseRequest(('vm/web1', 'vm/web2'), MINE, 'acquired', 900, wait=60, wait_delay=10, several=True)
+    taken = _lease_io.reconcile(stub, request, False, now=lambda: clock.now, hostname=lambda: 'awx 1', sleep=clock.sleep)
+    assert taken['acquired'] and taken['waited'] == 20 and _lease_plan.parse(stub.description).keys() == {'vm/web1', 'vm/web2'}
+    notes = [json.loads(line)['what'] for line in (tmp_path / 'notes.jsonl').read_text().splitlines()]
+    assert notes == [f'waiting for the lease vm/web2 (one of the 2 leases taken together), held by run {OTHER} on controller laptop'] * 2
