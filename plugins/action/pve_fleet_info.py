@@ -17,6 +17,7 @@ from ansible.utils.display import Display
 from ansible_collections.puls.proxmox.plugins.module_utils._closure import ProvisionFileError
 from ansible_collections.puls.proxmox.plugins.module_utils._fleet_io import ARGUMENT_SPEC, MachineCheck
 from ansible_collections.puls.proxmox.plugins.module_utils._module import CONNECTION_ARGSPEC
+from ansible_collections.puls.proxmox.plugins.plugin_utils._in_worker import execute_module
 from ansible_collections.puls.proxmox.plugins.plugin_utils._provision_files import hash_provision_files
 
 display = Display()
@@ -43,7 +44,7 @@ class ActionModule(ActionBase):
                 machine = dict(machine, provision=dict(provision, hashes=hashes))
             machines.append(machine)
         module_args = dict(self._task.args, machines=machines)
-        result.update(self._execute_module(module_name='puls.proxmox.pve_fleet_info', module_args=module_args, task_vars=task_vars))
+        result.update(execute_module(self, task_vars, 'puls.proxmox.pve_fleet_info', module_args))
         if not result.get('failed'):
             result['machines'].update(unhashable)
             # Added here rather than by the module, whose output masks every value of a secret option: a short

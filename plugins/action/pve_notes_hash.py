@@ -16,6 +16,7 @@ from ansible.utils.display import Display
 from ansible_collections.puls.proxmox.plugins.module_utils._closure import ProvisionFileError
 from ansible_collections.puls.proxmox.plugins.module_utils._module import CONNECTION_ARGSPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._notes_io import ARGUMENT_SPEC, REQUIRED_ONE_OF, NotesError, check_files
+from ansible_collections.puls.proxmox.plugins.plugin_utils._in_worker import execute_module
 from ansible_collections.puls.proxmox.plugins.plugin_utils._provision_files import hash_provision_files
 
 display = Display()
@@ -40,5 +41,5 @@ class ActionModule(ActionBase):
                 return result
             for warning in warnings:
                 display.warning(f'pve_notes_hash: {warning}')
-        result.update(self._execute_module(module_name='puls.proxmox.pve_notes_hash', module_args=module_args, task_vars=task_vars))
+        result.update(execute_module(self, task_vars, 'puls.proxmox.pve_notes_hash', module_args))
         return result

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.puls.proxmox.plugins.plugin_utils._in_worker import execute_module
 from ansible_collections.puls.proxmox.plugins.plugin_utils._progress_action import wait_showing
 
 ARGUMENTS = {
@@ -29,7 +30,7 @@ class ActionModule(ActionBase):
                 self._templar,
                 task_vars,
                 'waiting for SSH port %d of %s' % (params['port'], params['host']),
-                lambda: self._execute_module(module_name='ansible.builtin.wait_for', module_args=wait_args, task_vars=task_vars),
+                lambda: execute_module(self, task_vars, 'ansible.builtin.wait_for', wait_args),
             )
         )
         self._remove_tmp_path(self._connection._shell.tmpdir)

@@ -33,6 +33,7 @@ from ansible.utils.display import Display
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.puls.proxmox.plugins.module_utils._progress import ENV
+from ansible_collections.puls.proxmox.plugins.plugin_utils._in_worker import execute_module
 from ansible_collections.puls.proxmox.plugins.plugin_utils._progress import DEFAULT_INTERVAL, DEFAULT_STALL, ProgressWatch
 
 display = Display()
@@ -61,7 +62,8 @@ def progress_settings(switch, interval, stall, terminal):
 
 
 class ProgressAction(ActionBase):
-    """As Ansible's normal action (async included), with progress when the module runs on the controller."""
+    """As Ansible's normal action (async included), with progress when the module runs on the controller, in this
+    worker process where it can (plugin_utils/_in_worker.py)."""
 
     TRANSFERS_FILES = False
     _supports_check_mode = True
@@ -75,7 +77,7 @@ class ProgressAction(ActionBase):
         if not self._task.async_val and getattr(self._connection, 'transport', None) == 'local':
             settings = shown_progress(self._templar, task_vars)
         if settings is None:
-            result = merge_hash(result, self._execute_module(task_vars=task_vars, wrap_async=wrap_async))
+            result = merge_hash(result, execute_module(self, task_vars, wrap_async=wrap_async))
         else:
             notes_dir = tempfile.mkdtemp(prefix='puls-progress-')
             try:
@@ -88,9 +90,8 @@ class ProgressAction(ActionBase):
 
     def _run_watched(self, task_vars, notes, interval, stall):
         """The module's result, run in a thread while this one shows the progress it notes."""
-        self._task.environment = list(_as_list(self._task.environment)) + [{ENV: notes}]
         watch = ProgressWatch(task_vars.get('inventory_hostname', 'localhost'), interval, stall)
-        result = show_while(lambda: self._execute_module(task_vars=task_vars), watch, notes)
+        result = show_while(lambda: execute_module(self, task_vars, environment={ENV: notes}), watch, notes)
         if watch.stall_warnings:
             result['warnings'] = list(result.get('warnings') or []) + watch.stall_warnings
         return result
@@ -153,12 +154,6 @@ def _read(path, offset, watch):
         return offset
     watch.feed(data.decode('utf-8', 'replace'))
     return offset + len(data)
-
-
-def _as_list(environment):
-    if environment is None:
-        return []
-    return environment if isinstance(environment, list) else [environment]
 
 
 def _terminal():
