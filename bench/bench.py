@@ -45,9 +45,9 @@ TARGETS = (
     ('zero drift: ours/peer wall at N=50', ('zero-drift', 50, 'ratio', 'wall_seconds'), 0.06),
     ('zero drift: ours/peer wall at N=100', ('zero-drift', 100, 'ratio', 'wall_seconds'), 0.06),
     ('zero drift: API requests over N+1 (largest N)', ('zero-drift', 'max', 'ours', 'requests_over_n_plus_1'), 0),
-    ('zero drift: module processes (largest N)', ('zero-drift', 'max', 'ours', 'module_processes'), 1),
+    ('zero drift: module runs (largest N)', ('zero-drift', 'max', 'ours', 'module_runs'), 1),
     ('zero drift: SSH connections (largest N)', ('zero-drift', 'max', 'ours', 'ssh_connections'), 0),
-    ('first run: module processes per created machine', ('parallel-create', 'ours', 'modules_per_created'), 3),
+    ('first run: module runs per created machine', ('parallel-create', 'ours', 'modules_per_created'), 3),
     ('first run: parallel/single wall', ('parallel-create', 'ours', 'parallel_over_single_wall'), 2),
     ('first run: parallel creations failed or missing', ('parallel-create', 'ours', 'missing_or_failed'), 0),
 )
@@ -66,7 +66,7 @@ class Side:
         result = measure.run_playbook(lab, workdir, self.ansible_bin, self.playbook, inventory, self.env, label, forks)
         print(
             f'  {label:<28} rc={result.rc} {result.wall_seconds:7.2f} s {result.api_requests:5d} requests '
-            f'{result.module_processes:4d} modules {result.ssh_connections:3d} ssh',
+            f'{result.module_runs:4d} module runs ({result.module_processes} processes) {result.ssh_connections:3d} ssh',
             flush=True,
         )
         return result
@@ -100,6 +100,7 @@ def summary(runs):
         'api_requests',
         'api_writes',
         'module_processes',
+        'module_runs',
         'ssh_connections',
         'peak_rss_mb',
         'peak_tree_rss_mb',
@@ -149,7 +150,7 @@ def zero_drift(args, peer_bin):
                 'ours': summary(runs['ours']),
                 'peer': summary(runs['peer']),
             }
-            point['ratio_ours_over_peer'] = {key: ratio(point['ours'][key], point['peer'][key]) for key in ('wall_seconds', 'api_requests', 'module_processes')}
+            point['ratio_ours_over_peer'] = {key: ratio(point['ours'][key], point['peer'][key]) for key in ('wall_seconds', 'api_requests', 'module_runs')}
             points.append(point)
     return points
 
@@ -204,6 +205,7 @@ def parallel_create(args, peer_bin):
                 'running': running,
                 'api_requests': result.api_requests,
                 'module_processes': result.module_processes,
+                'module_runs': result.module_runs,
                 'failure_output': result.stdout_tail if result.rc else '',
             }
         single, parallel = outcome[side_name]['single'], outcome[side_name]['parallel']
@@ -275,7 +277,7 @@ def _measured(results, path):
         side = results[scenario][rest[0]]
         parallel = side['parallel']
         derived = {
-            'modules_per_created': round(parallel['module_processes'] / parallel['created'], 2) if parallel['created'] else None,
+            'modules_per_created': round(parallel['module_runs'] / parallel['created'], 2) if parallel['created'] else None,
             'missing_or_failed': results[scenario]['vms'] - parallel['created'] + parallel['failed_hosts_or_tasks'],
         }
         return derived.get(rest[1], side.get(rest[1]))
@@ -296,7 +298,7 @@ def report(results):
     if 'zero-drift' in results:
         rows = perf_docs.zero_drift_rows(results['zero-drift'])
         out.append('zero-drift ({0} runs each, alternating; medians)'.format(results['zero-drift']['repeat']))
-        out.append(table(rows, ['N', 'side', 'wall s', 'API req', 'modules', 'SSH', 'peak RSS MB', 'tree RSS MB', 'changed']))
+        out.append(table(rows, ['N', 'side', 'wall s', 'API req', 'module runs', 'processes', 'SSH', 'peak RSS MB', 'tree RSS MB', 'changed']))
     if 'growth' in results:
         out.append('\ngrowth (least squares: wall = fixed + marginal x N)')
         rows = perf_docs.growth_rows(results['growth'])

@@ -32,6 +32,8 @@ class Measurement:
     api_writes: int
     api_requests_by_path: dict
     module_processes: int
+    # Module runs in all: the processes, and the collection's modules run inside a task's worker (_in_worker.py).
+    module_runs: int
     modules: dict
     ssh_connections: int
     peak_rss_mb: float
@@ -136,7 +138,8 @@ def run_playbook(lab, workdir, ansible_bin, playbook, inventory, env, name, fork
         api_requests=len(lab.requests()) - requests_before,
         api_writes=len(lab.writes()) - writes_before,
         api_requests_by_path=_by_path(lab.requests()[requests_before:]),
-        module_processes=len(names),
+        module_processes=len([name for name in names if not name.startswith('in-worker:')]),
+        module_runs=len(names),
         modules={name: names.count(name) for name in sorted(set(names))},
         ssh_connections=lab.ssh_connections() - ssh_before,
         peak_rss_mb=round(usage.ru_maxrss / 1024, 1),

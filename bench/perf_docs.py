@@ -48,16 +48,16 @@ def zero_drift_rows(data):
     for point in data['sizes']:
         for side in ('ours', 'peer'):
             figures = point[side]
-            keys = ('wall_seconds', 'api_requests', 'module_processes', 'ssh_connections', 'peak_rss_mb', 'peak_tree_rss_mb', 'changed_tasks')
-            rows.append([point['n'], side, *(figures[key] for key in keys)])
+            keys = ('wall_seconds', 'api_requests', 'module_runs', 'module_processes', 'ssh_connections', 'peak_rss_mb', 'peak_tree_rss_mb', 'changed_tasks')
+            rows.append([point['n'], side, *(figures.get(key, '-') for key in keys)])
         ratio = point['ratio_ours_over_peer']
-        rows.append([point['n'], 'ours/peer', ratio['wall_seconds'], ratio['api_requests'], ratio['module_processes'], '', '', '', ''])
+        rows.append([point['n'], 'ours/peer', ratio['wall_seconds'], ratio['api_requests'], ratio.get('module_runs', '-'), '', '', '', '', ''])
     return rows
 
 
 def zero_drift(data):
-    headers = ['N', 'side', 'wall s', 'API requests', 'module processes', 'SSH', 'peak RSS MB (largest process)', 'tree RSS MB', 'changed']
-    return _table(headers, zero_drift_rows(data), ['--:', '---', '--:', '--:', '--:', '--:', '--:', '--:', '--:'])
+    headers = ['N', 'side', 'wall s', 'API requests', 'module runs', 'module processes', 'SSH', 'peak RSS MB (largest process)', 'tree RSS MB', 'changed']
+    return _table(headers, zero_drift_rows(data), ['--:', '---', '--:', '--:', '--:', '--:', '--:', '--:', '--:', '--:'])
 
 
 def slowest(data):
@@ -91,12 +91,13 @@ def parallel_create(data):
                 f"{parallel['created']}/{data['vms']}",
                 parallel['running'],
                 parallel['failed_hosts_or_tasks'],
+                parallel.get('module_runs', '-'),
                 parallel['module_processes'],
                 data[side]['parallel_over_single_wall'],
             ]
         )
-    headers = ['side', 'one VM, s', f"{data['vms']} VMs, s", 'created', 'running', 'failures', 'module processes', 'parallel / one']
-    return _table(headers, rows, ['---', '--:', '--:', '--:', '--:', '--:', '--:', '--:'])
+    headers = ['side', 'one VM, s', f"{data['vms']} VMs, s", 'created', 'running', 'failures', 'module runs', 'module processes', 'parallel / one']
+    return _table(headers, rows, ['---', '--:', '--:', '--:', '--:', '--:', '--:', '--:', '--:'])
 
 
 def targets(data):

@@ -5,7 +5,8 @@
 Every module Ansible runs on a target (here the controller itself: the modules are delegated to localhost)
 goes through ActionBase._execute_module, which ships the module and starts a Python process for it. This
 callback wraps that method in the controller before the task workers fork, so each worker appends one
-line (the module's name) to the file named by PULS_BENCH_MODULES. Tasks that run only in the controller
+line (the module's name) to the file named by PULS_BENCH_MODULES. A collection module run inside the worker
+instead (plugins/plugin_utils/_in_worker.py) starts no process: it is written as `in-worker:NAME`. Tasks that run only in the controller
 (set_fact, assert, debug, include_tasks, a skipped task) start no module process and are not counted.
 With PULS_BENCH_TASKS set, it also writes each task's wall seconds (from its start to the next task's, over all hosts)
 to that file as JSON at the end of the run: where the time of a run goes.
@@ -29,16 +30,35 @@ import time
 from ansible.plugins.action import ActionBase
 from ansible.plugins.callback import CallbackBase
 
+try:  # the peer's runs have no puls.proxmox
+    from ansible_collections.puls.proxmox.plugins.plugin_utils import _in_worker
+except ImportError:
+    _in_worker = None
+
+
+def _note(line):
+    path = os.environ.get('PULS_BENCH_MODULES')
+    if path:
+        # One short O_APPEND write per module: atomic across the forked workers.
+        with open(path, 'a', encoding='utf-8') as out:
+            out.write(f'{line}\n')
+
 
 def _counting(execute_module):
     @functools.wraps(execute_module)
     def wrapper(self, module_name=None, *args, **kwargs):
-        path = os.environ.get('PULS_BENCH_MODULES')
-        if path:
-            # One short O_APPEND write per module: atomic across the forked workers.
-            with open(path, 'a', encoding='utf-8') as out:
-                out.write(f'{module_name or self._task.resolved_action or self._task.action}\n')
+        _note(module_name or self._task.resolved_action or self._task.action)
         return execute_module(self, module_name, *args, **kwargs)
+
+    wrapper.puls_bench_counting = True
+    return wrapper
+
+
+def _counting_in_worker(run):
+    @functools.wraps(run)
+    def wrapper(action, task_vars, module_name, *args, **kwargs):
+        _note(f'in-worker:{module_name}')
+        return run(action, task_vars, module_name, *args, **kwargs)
 
     wrapper.puls_bench_counting = True
     return wrapper
@@ -54,6 +74,8 @@ class CallbackModule(CallbackBase):
         super().__init__(*args, **kwargs)
         if not getattr(ActionBase._execute_module, 'puls_bench_counting', False):
             ActionBase._execute_module = _counting(ActionBase._execute_module)
+        if _in_worker is not None and not getattr(_in_worker.run, 'puls_bench_counting', False):
+            _in_worker.run = _counting_in_worker(_in_worker.run)
         self._timings = []
 
     def _close_task(self):

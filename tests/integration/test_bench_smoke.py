@@ -45,7 +45,9 @@ def test_zero_drift_counts_requests_modules_and_no_ssh_for_both_sides_and_fits_g
         assert (ours['changed_tasks'], ours['ssh_connections'], ours['failed_tasks']) == (0, 0, 0)
         assert (peer['changed_tasks'], peer['ssh_connections'], peer['failed_tasks']) == (point['n'], 0, 0)
         # Ours: one pass over the fleet, whatever its size: one listing of the cluster, then one config read per VM.
-        assert ours['modules'] == {'puls.proxmox.pve_fleet_info': 1}
+        # That pass runs in the task's worker (plugins/plugin_utils/_in_worker.py): a module run, no process.
+        assert ours['modules'] == {'in-worker:puls.proxmox.pve_fleet_info': 1}
+        assert (ours['module_runs'], ours['module_processes']) == (1, 0)
         assert ours['api_requests_by_path']['GET /api2/json/cluster/resources'] == 1
         assert ours['api_requests_by_path']['GET /api2/json/nodes/{node}/qemu/{vmid}/config'] == point['n']
         assert peer['modules'] == {'community.proxmox.proxmox_kvm': 3 * point['n']}
@@ -55,7 +57,8 @@ def test_zero_drift_counts_requests_modules_and_no_ssh_for_both_sides_and_fits_g
             assert figures['slowest_tasks'] and all(seconds >= 0 for _task, seconds in figures['slowest_tasks'])
         # A converged VM costs ours no write; the peer's update writes its config every time.
         assert ours['api_writes'] == 0 and peer['api_requests_by_path']['PUT /api2/json/nodes/{node}/qemu/{vmid}/config'] == point['n']
-        assert point['ratio_ours_over_peer']['module_processes'] == round(ours['module_processes'] / peer['module_processes'], 3)
+        assert peer['module_runs'] == peer['module_processes']
+        assert point['ratio_ours_over_peer']['module_runs'] == round(ours['module_runs'] / peer['module_runs'], 3)
     # One more declared machine costs the peer exactly its three module processes.
     assert zero['sizes'][1]['peer']['module_processes'] - zero['sizes'][0]['peer']['module_processes'] == 3
     growth = results['growth']
@@ -65,11 +68,11 @@ def test_zero_drift_counts_requests_modules_and_no_ssh_for_both_sides_and_fits_g
     # Each target is judged from the figures above, or marked unmeasured (no size 50 or 100, no parallel create).
     judged = {target['target']: target for target in results['targets']['targets']}
     largest = zero['sizes'][1]['ours']
-    assert judged['zero drift: module processes (largest N)'] == {
-        'target': 'zero drift: module processes (largest N)',
+    assert judged['zero drift: module runs (largest N)'] == {
+        'target': 'zero drift: module runs (largest N)',
         'bound': 1,
-        'measured': largest['module_processes'],
-        'met': largest['module_processes'] <= 1,
+        'measured': largest['module_runs'],
+        'met': largest['module_runs'] <= 1,
     }
     assert judged['zero drift: API requests over N+1 (largest N)']['measured'] == largest['api_requests'] - 3
     assert judged['zero drift: marginal ms per unchanged machine']['measured'] == growth['ours']['marginal_ms_per_machine']
@@ -90,6 +93,8 @@ def test_parallel_create_clones_every_vm_on_both_sides_and_compares_with_one_clo
     assert 'parallel/single' in table
     judged = {target['target']: target for target in results['targets']['targets']}
     parallel = create['ours']['parallel']
-    assert judged['first run: module processes per created machine']['measured'] == round(parallel['module_processes'] / 2, 2)
+    assert judged['first run: module runs per created machine']['measured'] == round(parallel['module_runs'] / 2, 2)
+    # The two creations and the pass, with the leases taken and released together: each run in the worker.
+    assert (parallel['module_runs'], parallel['module_processes']) == (5, 0)
     assert judged['first run: parallel creations failed or missing']['measured'] == 0
     assert judged['first run: parallel/single wall']['measured'] == create['ours']['parallel_over_single_wall']
