@@ -761,6 +761,12 @@ def test_the_example_fleet_is_the_demo_fleet(example_listings):
     assert group_members(example_listings[0])['pve_containers'] == (['dns1'], [])
     assert hostvars['dns1']['pve_container']['image'] == 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst'
     assert (hostvars['dns1']['pve_ssh_user'], hostvars['dns1']['pve_provision']) == ('root', ['base.yml'])
+    # An SDN VNet in a simple zone, with a subnet.
+    assert hostvars['web1']['pve_sdn'] == {
+        'zones': [{'name': 'demo', 'type': 'simple'}],
+        'vnets': [{'name': 'labnet', 'zone': 'demo', 'alias': 'Lab guests'}],
+        'subnets': [{'vnet': 'labnet', 'cidr': '127.77.2.0/24', 'gateway': '127.77.2.1'}],
+    }
     # A VLAN-aware bridge on pve1's spare NIC.
     assert hostvars['web1']['pve_networks'] == [
         {
