@@ -20,7 +20,8 @@ description:
   - Kind C(VirtualMachine) becomes a host of the group C(pve_vms). Kind C(Template) becomes a host of the group
     C(pve_templates). Kind C(Container) becomes a host of the group C(pve_containers). Kind C(Iso) becomes an entry of
     C(pve_isos), a variable of the group C(all). Kind C(Network) becomes an interface of the entry of its node in
-    C(pve_networks), a variable of the group C(all).
+    C(pve_networks), a variable of the group C(all). The extension kinds C(SdnZone) and C(VNet) become the zones,
+    VNets and subnets of C(pve_sdn), a variable of the group C(all).
   - >-
     Every manifest is read and checked before the first host is added, so an invalid manifest never leaves a partial
     inventory. The error starts with the file and the document, counted from 1, and names the field. For example, a
@@ -102,11 +103,27 @@ notes:
     B(Network.) Kind C(Network) is a network interface of a node, an entry of C(interfaces) of the node's entry
     C({node, interfaces}) of C(pve_networks) (P(puls.proxmox.pve_node_network#module)'s options). C(metadata.node) is
     the node and is required. C(metadata.name) is the interface's C(name), such as V(vmbr1). C(spec.type) (V(bridge),
-    V(bond) or V(vlan)) is C(type) and is required. C(spec.ports) (a list, or one string of names separated by spaces or
-    commas) is C(ports). C(spec.vlanAware) is C(vlan_aware), C(spec.cidr) C(cidr), C(spec.gateway) C(gateway),
-    C(spec.mtu) C(mtu) and C(spec.comments) C(comments). Two manifests of one interface on one node are an error. The
+    V(bond) or V(vlan)) is C(type) and is required. C(spec.ports) (a list of names) is C(ports). C(spec.vlanAware) is
+    C(vlan_aware) and C(spec.cidr) C(cidr). The extensions C(spec.gateway), C(spec.mtu) and C(spec.comments) are
+    C(gateway), C(mtu) and C(comments); the extensions C(spec.adopt) and C(spec.allowManagementChange) set the node
+    entry's C(adopt) and C(allow_management_change) (for all its interfaces: the module takes them per node). Two
+    manifests of one interface on one node are an error. The
     entry's C(prune) is left unset, so O(prune) (C(pve_prune)) decides whether the node's owned interfaces that no
     manifest declares any more are deleted; only the nodes that some C(Network) manifest names are pruned.
+  - >-
+    B(SDN.) proxmops has no SDN manifests; these two extension kinds (which proxmops refuses, so keep them out of the
+    path it watches) make C(pve_sdn), the options of P(puls.proxmox.pve_sdn#module). Neither takes C(metadata.node).
+    Kind C(SdnZone) is an entry of C(zones): C(metadata.name) is its C(name), C(spec.type) (V(simple), V(vlan) or
+    V(vxlan), required) its C(type), and C(spec.bridge), C(spec.peers), C(spec.vxlanPort), C(spec.mtu),
+    C(spec.nodes), C(spec.dhcp) and C(spec.ipam) are C(bridge), C(peers), C(vxlan_port), C(mtu), C(nodes), C(dhcp) and
+    C(ipam). Kind C(VNet) is an entry of C(vnets): C(metadata.name) is its C(name), C(spec.zone) (required) its
+    C(zone), and C(spec.tag), C(spec.alias), C(spec.vlanAware) and C(spec.isolatePorts) are C(tag), C(alias),
+    C(vlanaware) and C(isolate_ports). Each entry of the VNet's C(spec.subnets) is an entry of C(subnets) on that
+    VNet: C(cidr) (required), C(gateway), C(snat) and C(dhcpRanges) (C({start, end}) each, C(dhcp_ranges)).
+    C(spec.state=absent) deletes the zone or VNet. Names are PVE's zone and VNet IDs (a lowercase letter, then
+    lowercase letters or digits, 2 to 8 in all); a zone or VNet declared twice is an error. O(prune) (C(pve_prune))
+    decides whether the owned VNets no manifest declares any more are deleted, when some C(SdnZone) or C(VNet)
+    manifest is left.
   - >-
     B(Extensions.) proxmops has no fields for these variables, so these C(spec) fields carry them. proxmops ignores
     fields it does not know. C(provision) (a list of files) is C(pve_provision). C(forceConfigCheck) is
@@ -192,7 +209,10 @@ TEMPLATE = 'Template'
 ISO = 'Iso'
 CONTAINER = 'Container'
 NETWORK = 'Network'
-KINDS = (VIRTUAL_MACHINE, TEMPLATE, ISO, CONTAINER, NETWORK)
+# Extension kinds: proxmops has no SDN manifests.
+SDN_ZONE = 'SdnZone'
+VNET = 'VNet'
+KINDS = (VIRTUAL_MACHINE, TEMPLATE, ISO, CONTAINER, NETWORK, SDN_ZONE, VNET)
 
 # A file is a manifest file when one of its documents starts a top-level proxmops apiVersion line.
 _MANIFEST_LINE = re.compile(r'''^apiVersion:\s*["']?proxmops\.dev/''', re.MULTILINE)
@@ -354,11 +374,28 @@ SPEC_FIELDS = {
     TEMPLATE: tuple(field for field in _DIRECT_FIELDS if field not in _VM_ONLY_FIELDS) + _STRUCTURED_FIELDS,
     ISO: ('source', 'node', 'storage', 'checksum'),
     CONTAINER: (*_CONTAINER_OPTION_FIELDS, *_CONTAINER_VARIABLE_FIELDS, 'rootfs', 'net', 'template', 'state'),
-    NETWORK: ('type', 'ports', 'vlanAware', 'cidr', 'gateway', 'mtu', 'comments'),
+    # proxmops' NetworkSpec (type, ports, vlanAware, cidr); the rest are extensions.
+    NETWORK: ('type', 'ports', 'vlanAware', 'cidr', 'gateway', 'mtu', 'comments', 'adopt', 'allowManagementChange'),
+    SDN_ZONE: ('type', 'bridge', 'peers', 'vxlanPort', 'mtu', 'nodes', 'dhcp', 'ipam', 'state'),
+    VNET: ('zone', 'tag', 'alias', 'vlanAware', 'isolatePorts', 'subnets', 'state'),
 }
 # pve_node_network's interface types (module_utils/_network_plan.py TYPES).
 NETWORK_TYPES = ('bridge', 'bond', 'vlan')
-STATES = {VIRTUAL_MACHINE: ('running', 'stopped', 'absent'), TEMPLATE: ('absent',), CONTAINER: ('running', 'stopped', 'absent')}
+# Network extensions: options of the node's pve_networks entry (pve_node_network's), not of one interface.
+NETWORK_ENTRY_FIELDS = {'adopt': 'adopt', 'allowManagementChange': 'allow_management_change'}
+STATES = {
+    VIRTUAL_MACHINE: ('running', 'stopped', 'absent'),
+    TEMPLATE: ('absent',),
+    CONTAINER: ('running', 'stopped', 'absent'),
+    SDN_ZONE: ('absent',),
+    VNET: ('absent',),
+}
+# pve_sdn's zone types (module_utils/_sdn_plan.py ZONE_TYPES), and the zone and VNet IDs PVE takes (pve-network
+# src/PVE/Network/SDN.pm, the pve-sdn-zone-id and pve-sdn-vnet-id formats: a lowercase letter, then lowercase
+# letters or digits, 2 to 8 in all).
+SDN_ZONE_TYPES = ('simple', 'vlan', 'vxlan')
+_SDN_ID = re.compile(r'^[a-z][a-z0-9]{1,7}$')
+SUBNET_FIELDS = ('cidr', 'gateway', 'snat', 'dhcpRanges')
 CLOUD_INIT_FIELDS = ('user', 'password', 'sshKeys', 'ip', 'nameserver', 'searchDomain', 'searchdomain')
 # proxmops fields that puls.proxmox does not reconcile: a warning, not an error.
 NET_NOT_RECONCILED = ('ip', 'gw')
@@ -395,11 +432,14 @@ class Fleet:
         self.isos = []
         # node -> its pve_networks entry {node, interfaces}
         self.networks = {}
+        # pve_sdn: {zones, vnets, subnets}, when some SdnZone or VNet manifest declares anything
+        self.sdn = {}
         self.warnings = []
         # name -> the document declaring it; machines (hosts) and ISOs are named apart.
         self._machine_declarations = {}
         self._iso_declarations = {}
         self._network_declarations = {}
+        self._sdn_declarations = {}
         # (machine name, spec.iso naming a file, its spec): resolved by resolve_isos
         self._iso_references = []
         # (container name, spec.template naming an OS template, its spec): resolved by resolve_isos
@@ -428,6 +468,8 @@ class Fleet:
             raise document.error('spec', 'is required')
         if kind == NETWORK:
             self._add_interface(document, metadata, name, spec)
+        elif kind in (SDN_ZONE, VNET):
+            self._add_sdn_object(document, kind, metadata, name, spec)
         elif kind == ISO:
             self._claim(self._iso_declarations, name, document)
             self._add_volume(self._iso_entry(spec), document, 'spec.source')
@@ -497,18 +539,39 @@ class Fleet:
         interface = {'name': name, 'type': spec.choice('type', NETWORK_TYPES)}
         if interface['type'] is None:
             raise spec.fail('type', 'is required, one of ' + ', '.join(NETWORK_TYPES))
-        ports = spec.value('ports')
-        if isinstance(ports, str):
-            ports = [port for port in re.split(r'[\s,]+', ports) if port]
-        elif ports is not None:
-            ports = spec.text_list('ports')
-        _set(interface, 'ports', ports)
+        _set(interface, 'ports', spec.text_list('ports'))
         _set(interface, 'vlan_aware', spec.boolean('vlanAware'))
         _set(interface, 'cidr', spec.text('cidr'))
         _set(interface, 'gateway', spec.text('gateway'))
         _set(interface, 'mtu', spec.positive_int('mtu'))
         _set(interface, 'comments', spec.text('comments'))
-        self.networks.setdefault(node, {'node': node, 'interfaces': []})['interfaces'].append(interface)
+        entry = self.networks.setdefault(node, {'node': node, 'interfaces': []})
+        entry['interfaces'].append(interface)
+        # The module takes them per node: one manifest's true is the whole entry's.
+        for field, option in NETWORK_ENTRY_FIELDS.items():
+            if spec.boolean(field):
+                entry[option] = True
+
+    def _add_sdn_object(self, document, kind, metadata, name, spec):
+        """An SdnZone manifest: a zone of pve_sdn; a VNet manifest: a VNet of pve_sdn and its subnets."""
+        if not _SDN_ID.match(name):
+            raise metadata.fail('name', f'must be a lowercase letter, then lowercase letters or digits, 2 to 8 in all (a {kind} ID of PVE), got {name!r}')
+        if metadata.value('node') is not None:
+            raise metadata.fail('node', f'is not for a {kind}: SDN is the cluster\'s; list the nodes of a zone in its spec.nodes')
+        if metadata.value('tags') is not None:
+            self._ignore(['metadata.tags'], document)
+        self._claim(self._sdn_declarations, f'{kind} {name}', document)
+        if not self.sdn:
+            self.sdn.update(zones=[], vnets=[], subnets=[])
+        sdn = self.sdn
+        absent = spec.choice('state', STATES[kind]) == 'absent'
+        if kind == SDN_ZONE:
+            sdn['zones'].append({'name': name, 'state': 'absent'} if absent else _sdn_zone(spec, name))
+        elif absent:
+            sdn['vnets'].append({'name': name, 'state': 'absent'})
+        else:
+            sdn['vnets'].append(_vnet(spec, name))
+            sdn['subnets'].extend(_subnet(subnet, name) for subnet in spec.sections('subnets', SUBNET_FIELDS))
 
     def _ignore(self, fields, document):
         self.warnings.extend(f'{document}: {field} is not reconciled by puls.proxmox; ignored' for field in fields)
@@ -654,6 +717,56 @@ class Fleet:
         self._volumes[key] = (entry, document)
         self.isos.append(entry)
         return volume
+
+
+def _sdn_zone(spec, name):
+    """An SdnZone's spec as an entry of pve_sdn's zones."""
+    zone = {'name': name, 'type': spec.choice('type', SDN_ZONE_TYPES)}
+    if zone['type'] is None:
+        raise spec.fail('type', 'is required, one of ' + ', '.join(SDN_ZONE_TYPES))
+    _set(zone, 'bridge', spec.text('bridge'))
+    _set(zone, 'peers', spec.text_list('peers'))
+    _set(zone, 'vxlan_port', spec.positive_int('vxlanPort', maximum=65535))
+    _set(zone, 'mtu', spec.positive_int('mtu'))
+    _set(zone, 'nodes', spec.text_list('nodes'))
+    _set(zone, 'dhcp', spec.choice('dhcp', ('dnsmasq',)))
+    _set(zone, 'ipam', spec.text('ipam'))
+    return zone
+
+
+def _vnet(spec, name):
+    """A VNet's spec, without its subnets, as an entry of pve_sdn's vnets."""
+    vnet = {'name': name, 'zone': spec.required_text('zone')}
+    _set(vnet, 'tag', spec.positive_int('tag', maximum=16777215))
+    _set(vnet, 'alias', spec.text('alias'))
+    _set(vnet, 'vlanaware', spec.boolean('vlanAware'))
+    _set(vnet, 'isolate_ports', spec.boolean('isolatePorts'))
+    return vnet
+
+
+def _subnet(subnet, vnet):
+    """An entry of a VNet's spec.subnets as an entry of pve_sdn's subnets."""
+    cidr = subnet.required_text('cidr')
+    try:
+        network = ipaddress.ip_network(cidr)
+    except ValueError:
+        raise subnet.fail('cidr', f'must be a network in CIDR notation with no host bits set, such as 127.77.2.0/24, got {cidr!r}') from None
+    entry = {'vnet': vnet, 'cidr': network.with_prefixlen}
+    gateway = subnet.text('gateway')
+    if gateway is not None and not _in_network(gateway, network):
+        raise subnet.fail('gateway', f'must be an address in {network.with_prefixlen}, got {gateway!r}')
+    _set(entry, 'gateway', gateway)
+    _set(entry, 'snat', subnet.boolean('snat'))
+    ranges = [_given({'start': item.required_text('start'), 'end': item.required_text('end')}) for item in subnet.sections('dhcpRanges', ('start', 'end'))]
+    _set(entry, 'dhcp_ranges', ranges or None)
+    return entry
+
+
+def _in_network(address, network):
+    try:
+        return ipaddress.ip_address(address) in network
+    except ValueError:
+        return False
 
 
 def _set(variables, name, value):
@@ -802,6 +915,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
             self.inventory.set_variable('all', 'pve_isos', fleet.isos)
         if fleet.networks:
             self.inventory.set_variable('all', 'pve_networks', list(fleet.networks.values()))
+        if fleet.sdn:
+            self.inventory.set_variable('all', 'pve_sdn', fleet.sdn)
         strict = self.get_option('strict')
         for name, (group, variables) in fleet.machines.items():
             self.inventory.add_host(name, group=group)

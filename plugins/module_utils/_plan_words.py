@@ -9,6 +9,7 @@ Pure: the role gives the results of its tasks, this says what they mean as plan 
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -17,10 +18,10 @@ ACTIONS = (
     (
         'create',
         'create',
-        'The VM is created (cloned or imported), the ISO or cloud image of `pve_isos` downloaded or uploaded, or the '
-        'network interface of `pve_networks` created.',
+        'The VM is created (cloned or imported), the ISO or cloud image of `pve_isos` downloaded or uploaded, the '
+        'network interface of `pve_networks` or the SDN zone, VNet or subnet of `pve_sdn` created.',
     ),
-    ('update', 'update', 'Settings of the VM (or the file of an ISO, or a network interface) are changed in place.'),
+    ('update', 'update', 'Settings of the VM (or the file of an ISO, a network interface, an SDN object) are changed in place.'),
     ('update (reboot needed)', 'update', 'Settings are changed that the running VM takes only at its next boot (`pve_apply_mode: report`).'),
     ('build', 'build', 'The template is built for the first time: a build VM is made, provisioned, generalized and converted.'),
     ('rebuild (REASON)', 'rebuild', 'The template is built anew because what built it changed, for example `rebuild (provision file base.yml changed)`.'),
@@ -29,14 +30,15 @@ ACTIONS = (
     (
         'destroy',
         'destroy',
-        'The machine declared `pve_state: absent` (or the stack, `puls.proxmox.destroy`) is destroyed, or the ISO or '
-        'network interface declared absent deleted.',
+        'The machine declared `pve_state: absent` (or the stack, `puls.proxmox.destroy`) is destroyed, or the ISO, '
+        'network interface or SDN object declared absent deleted.',
     ),
     (
         'prune',
         'prune',
-        'The owned guest declared nowhere is destroyed (`pve_prune: true`), or the owned network interface that its '
-        "node's entry of `pve_networks` no longer declares deleted (the entry's `prune`).",
+        'The owned guest declared nowhere is destroyed (`pve_prune: true`), the owned network interface that its '
+        "node's entry of `pve_networks` no longer declares deleted (the entry's `prune`), or the owned SDN VNet (and its "
+        'subnets) or the subnet of an owned VNet that `pve_sdn` no longer declares deleted (`pve_sdn.prune`).',
     ),
     (
         'orphan',
@@ -49,7 +51,7 @@ ACTIONS = (
 COUNTED = tuple(dict.fromkeys(total for _word, total, _meaning in ACTIONS if total))
 # The counted words that are no work to do: the guest is out of sync, and the run leaves it so.
 LEFT_ALONE = ('orphan',)
-KIND_ORDER = ('network', 'iso', 'template', 'vm', 'container')
+KIND_ORDER = ('network', 'sdn', 'iso', 'template', 'vm', 'container')
 OK = 'ok'
 # pve_iso's action on a node -> the plan word of the file.
 ISO_WORDS = {'none': OK, 'download': 'create', 'upload': 'create', 'replace': 'update', 'delete': 'destroy'}
@@ -117,6 +119,46 @@ def network_plans(result: Mapping[str, Any] | None, node: str, declared: Iterabl
         if word not in words[iface]:
             words[iface].append(word)
     return [{'kind': 'network', 'name': f'{node}/{iface}', 'actions': actions or [OK]} for iface, actions in words.items()]
+
+
+def sdn_plans(result: Mapping[str, Any] | None, declared: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The plans of the SDN objects from pve_sdn's result and its options (``declared``): one per declared zone, VNet and
+    subnet and one per object the run deletes, named as the module's ``changes`` name them (``zone NAME``, ``vnet NAME``,
+    ``subnet VNET CIDR``). An object in ``changes`` is created, updated or deleted as the module's action on it says (a
+    delete is ``destroy`` when declared ``state: absent``, ``prune`` otherwise); the others are ``ok``. The ``apply``
+    is no object's."""
+    declared = declared or {}
+    vnets = {str(item['name']): item for item in declared.get('vnets') or ()}
+    names = [f"zone {item['name']}" for item in declared.get('zones') or ()]
+    names += [f'vnet {name}' for name in vnets]
+    subnets = {f"subnet {item['vnet']} {_network(item['cidr'])}": item for item in declared.get('subnets') or ()}
+    names += list(subnets)
+    absent = {f"zone {item['name']}" for item in declared.get('zones') or () if item.get('state') == 'absent'}
+    absent |= {f'vnet {name}' for name, item in vnets.items() if item.get('state') == 'absent'}
+    absent |= {label for label, item in subnets.items() if item.get('state') == 'absent'}
+    # The module's actions name a subnet by its ID, ZONE-NETWORK-MASK (pve-network Subnets.pm create).
+    verbs = {}
+    for action in (result or {}).get('actions') or ():
+        verb, _space, rest = action.partition(' ')
+        kind, _space, object_id = rest.partition(' ')
+        verbs[(kind, object_id if kind != 'subnet' else object_id.partition('-')[2])] = verb
+    words: dict[str, list[str]] = {name: [] for name in dict.fromkeys(names)}
+    for label in (result or {}).get('changes') or ():
+        kind, _space, rest = label.partition(' ')
+        verb = verbs.get((kind, rest if kind != 'subnet' else rest.partition(' ')[2].replace('/', '-')))
+        if verb is None:
+            continue
+        word = verb if verb != 'delete' else ('destroy' if label in absent else 'prune')
+        words[label] = [word]
+    return [{'kind': 'sdn', 'name': name, 'actions': actions or [OK]} for name, actions in words.items()]
+
+
+def _network(cidr: Any) -> str:
+    """A subnet's CIDR as pve_sdn names it (normalized), or as given when it is none."""
+    try:
+        return ipaddress.ip_network(str(cidr), strict=False).with_prefixlen
+    except ValueError:
+        return str(cidr)
 
 
 def words_table() -> str:

@@ -24,6 +24,8 @@ MAKE_LAB_BLOCK = '127.77.0.'
 SEED_TEMPLATE = 9017
 # Keys PVE derives per VM (identifiers, digests) rather than from what the inventory declares.
 GENERATED_KEYS = {'digest', 'vmgenid', 'smbios1', 'meta'}
+# A MAC address, which PVE picks at random for a NIC or a VNet.
+MAC = re.compile(r'(?i)\b([0-9a-f]{2}:){5}[0-9a-f]{2}\b')
 
 
 def lab_copy_of_examples(lab, directory):
@@ -53,7 +55,8 @@ def reconcile(lab, directory, source, key):
 
 def cluster(lab):
     """What the lab holds after the run: name -> normalized config of every guest but the seed template, the
-    files of every storage, and the text of each node's /etc/network/interfaces (with nothing left staged)."""
+    files of every storage, the text of each node's /etc/network/interfaces (with nothing left staged), and the SDN
+    config."""
     api = lab_vms.client(lab)
     block = lab.address(1).rsplit('.', 1)[0] + '.'
     guests = {}
@@ -66,7 +69,7 @@ def cluster(lab):
         text = re.sub(r'\b(vm|base)-{0}-'.format(entry['vmid']), r'\1-<vmid>-', text)
         # The owner record names the guest's own VMID.
         text = re.sub(r'(\[puls-owner: [^\]]*?=){0}\b'.format(entry['vmid']), r'\1<vmid>', text)
-        text = re.sub(r'(?i)\b([0-9a-f]{2}:){5}[0-9a-f]{2}\b', '<mac>', text)
+        text = MAC.sub('<mac>', text)
         guests[entry['name']] = (entry['node'], text)
     files = sorted(
         {
@@ -79,7 +82,9 @@ def cluster(lab):
     )
     # A node's own address is in the lab's block.
     networks = {node: tuple(text and text.replace(block, '<block>.') for text in lab.call(lambda node=node: lab.pve.network_files(node))) for node in lab.nodes}
-    return guests, files, networks
+    # The SDN config as applied, and as written (nothing may be left unapplied); a VNet's MAC address is PVE's pick.
+    sdn = tuple(MAC.sub('<mac>', text) for text in lab.call(lambda: (repr(lab.pve.sdn_running), repr(lab.pve.sdn_config))))
+    return guests, files, networks, sdn
 
 
 @pytest.mark.lab(time_scale=0.01)
@@ -93,7 +98,7 @@ def test_example_manifests_and_example_inventory_reconcile_to_the_same_cluster(l
         from_manifests, from_inventory = [run.result() for run in runs]
         manifests_cluster, inventory_cluster = cluster(lab), cluster(other)
 
-    guests, files, networks = manifests_cluster
+    guests, files, networks, sdn = manifests_cluster
     assert set(guests) == {'golden-web', 'web1', 'web2', 'web3', 'web4', 'dns1'}
     assert ('local:iso/lab-tools.iso', 'iso') in files and ('local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst', 'vztmpl') in files
     assert '[puls-provision: base.yml=' in guests['dns1'][1]
@@ -103,6 +108,9 @@ def test_example_manifests_and_example_inventory_reconcile_to_the_same_cluster(l
     # The example bridge, applied on pve1 alike by both.
     assert 'iface vmbr1 inet static' in networks['pve1'][0] and networks['pve1'][1] is None
     assert networks == inventory_cluster[2]
+    # The example VNet, applied alike by both.
+    assert "'labnet'" in sdn[0] and sdn[0] == sdn[1]
+    assert sdn == inventory_cluster[3]
     # Both runs did the same, step by step, as their plans say.
     assert from_manifests.plans['web4'] == ['create', 'replace web-old']
     assert from_manifests.plans == from_inventory.plans

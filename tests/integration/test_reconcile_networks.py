@@ -1,8 +1,9 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Node networks (pve_networks) through puls.proxmox.site against the lab: a check run plans the bridges and a
-container on the new bridge without writing, the real run creates them with one apply of the node's network, the next
-run changes nothing and applies nothing, and a bridge no longer declared is pruned, being owned. One lab, four runs.
+"""Node networks (pve_networks) and SDN (pve_sdn) through puls.proxmox.site against the lab: a check run plans the
+bridges (the VNets) and a guest on the new one without writing, the real run creates them with one apply of the node's
+network (of the SDN config) before the guest, the next run changes nothing and applies nothing, and a bridge (a VNet)
+no longer declared is pruned, being owned. One lab, four runs, per test.
 
 Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integration/test_reconcile_networks.py -p no:xdist
 """
@@ -16,6 +17,7 @@ from lab.pve.network import PHYSICAL_NICS, parse
 from playbooks import run_playbook
 
 SITE = '- import_playbook: puls.proxmox.site\n'
+TEMPLATE = 9017
 
 
 def site(lab, tmp_path, inventory, name, check=False):
@@ -92,3 +94,64 @@ def test_bridges_are_planned_created_with_one_apply_left_alone_then_pruned_and_a
     assert pruned.plans == {'pve1/vmbr1': ['ok'], 'pve1/vmbr2': ['prune'], CONTAINER_TEMPLATE: ['ok'], 'ct1': ['ok']}
     assert len(applies(lab)) == 2
     assert set(interfaces(lab)) == {'lo', 'eno1', 'eno2', 'eno3', 'vmbr0', 'vmbr1'}
+
+
+def sdn_applies(lab):
+    """The requests that applied the SDN config (PUT /cluster/sdn)."""
+    return [r for r in lab.writes() if r.method == 'PUT' and r.path.rstrip('/').endswith('/cluster/sdn')]
+
+
+@pytest.mark.slow(minutes=2)
+def test_a_vnet_is_planned_created_before_the_vm_that_names_it_as_its_bridge_left_alone_then_pruned(lab, tmp_path):
+    # The subnets are configuration only: the lab serves nothing on them.
+    sdn = {
+        'zones': [{'name': 'lab', 'type': 'simple'}],
+        'vnets': [{'name': 'labnet', 'zone': 'lab', 'alias': 'Lab guests'}, {'name': 'spare', 'zone': 'lab'}],
+        'subnets': [{'vnet': 'labnet', 'cidr': '127.200.1.0/24', 'gateway': '127.200.1.1'}, {'vnet': 'spare', 'cidr': '127.200.2.0/24'}],
+    }
+    inventory = {
+        'all': {
+            'vars': {'pve_nodes': lab.nodes, 'pve_sdn': sdn},
+            'children': {'pve_vms': {'hosts': {'web1': {'pve_image': str(TEMPLATE), 'pve_node': 'pve1', 'pve_bridge': 'labnet', 'pve_power': 'stopped'}}}},
+        }
+    }
+    declared = {'zone lab', 'vnet labnet', 'vnet spare', 'subnet labnet 127.200.1.0/24', 'subnet spare 127.200.2.0/24'}
+
+    # web1's bridge is the VNet labnet, which only this run makes: the check run plans both, and writes nothing.
+    planned = site(lab, tmp_path, inventory, 'plan', check=True)
+    assert lab.writes() == []
+    assert planned.plans == {**dict.fromkeys(declared, ['create']), 'web1': ['create']}
+
+    applied = site(lab, tmp_path, inventory, 'apply')
+    assert applied.plans == planned.plans
+    writes = lab.writes()
+    assert len(sdn_applies(lab)) == 1
+    # The SDN config is applied before the VM is cloned onto the VNet.
+    clone = next(index for index, r in enumerate(writes) if r.method == 'POST' and r.path.endswith('/clone'))
+    assert writes.index(sdn_applies(lab)[0]) < clone
+    running = lab.call(lambda: {kind: dict(objects) for kind, objects in lab.pve.sdn_running.items()})
+    assert set(running['vnets']) == {'labnet', 'spare'} and running['vnets']['labnet']['alias'] == 'Lab guests (puls-managed)'
+    vm_config = lab.call(lambda: {vm.config.get('name'): dict(vm.config) for vm in lab.pve.vms})['web1']
+    assert 'bridge=labnet' in vm_config['net0']
+
+    # Nothing changed: every object ok, no apply, no write at all.
+    again = site(lab, tmp_path, inventory, 'again')
+    assert not again.changed, again.stdout
+    assert again.plans == {**dict.fromkeys(declared, ['ok']), 'web1': ['ok']}
+    assert len(lab.writes()) == len(writes)
+
+    # spare no longer declared, with pruning on: the owned VNet goes with its subnet, in one more apply; labnet,
+    # which web1 uses, stays.
+    sdn['vnets'], sdn['subnets'] = sdn['vnets'][:1], sdn['subnets'][:1]
+    inventory['all']['vars']['pve_prune'] = True
+    pruned = site(lab, tmp_path, inventory, 'prune')
+    assert pruned.plans == {
+        'zone lab': ['ok'],
+        'vnet labnet': ['ok'],
+        'subnet labnet 127.200.1.0/24': ['ok'],
+        'vnet spare': ['prune'],
+        'subnet spare 127.200.2.0/24': ['prune'],
+        'web1': ['ok'],
+    }
+    assert len(sdn_applies(lab)) == 2
+    assert set(lab.call(lambda: set(lab.pve.sdn_running['vnets']))) == {'labnet'}

@@ -60,7 +60,8 @@ def rows(options, prefix=''):
             text += ' Required.'
         yield f'| `{prefix}{name}` | {type_of(spec)} | {default_of(spec)} | {plain(text)} |'
         if spec.get('options'):
-            yield from rows(spec['options'], prefix=f'{prefix}{name}[].')
+            # A list's entries are NAME[].KEY, a dict's keys NAME.KEY.
+            yield from rows(spec['options'], prefix=f"{prefix}{name}{'[]' if spec.get('type') == 'list' else ''}.")
 
 
 def reference_table(options=None):

@@ -297,7 +297,7 @@ INVALID = {
     ),
     'unknown kind': (
         {'vms/a.yaml': vm('a', kind='Pod')},
-        "proxmox/vms/a.yaml (document 1): kind must be one of VirtualMachine, Template, Iso, Container, Network, got 'Pod'",
+        "proxmox/vms/a.yaml (document 1): kind must be one of VirtualMachine, Template, Iso, Container, Network, SdnZone, VNet, got 'Pod'",
     ),
     'missing metadata.name': (
         {'vms/a.yaml': 'apiVersion: proxmops.dev/v1\nkind: VirtualMachine\nmetadata:\n  node: pve1\nspec:\n  cores: 1\n'},
@@ -572,7 +572,7 @@ def test_network_manifests_become_the_interfaces_of_their_nodes_entries_in_pve_n
         kind='Network',
         metadata='node: pve1\n',
     )
-    bond0 = vm('bond0', 'type: bond\nports: eno2, eno3\n', kind='Network', metadata='node: pve2\ntags: [lab]\n')
+    bond0 = vm('bond0', 'type: bond\nports: [eno2, eno3]\nadopt: true\n', kind='Network', metadata='node: pve2\ntags: [lab]\n')
     vmbr2 = vm('vmbr2', 'type: bridge\n', kind='Network', metadata='node: pve1\n')
     config_file = write_tree(tmp_path, {'networks/pve1.yaml': vmbr1 + '---\n' + vmbr2, 'networks/pve2.yaml': bond0})
     variables = InventoryManager(loader=DataLoader(), sources=[str(config_file)]).groups['all'].get_vars()
@@ -593,8 +593,8 @@ def test_network_manifests_become_the_interfaces_of_their_nodes_entries_in_pve_n
                 {'name': 'vmbr2', 'type': 'bridge'},
             ],
         },
-        # Ports as one string, separated by commas or spaces, are the list.
-        {'node': 'pve2', 'interfaces': [{'name': 'bond0', 'type': 'bond', 'ports': ['eno2', 'eno3']}]},
+        # adopt, an extension, is the node entry's (pve_node_network takes it per node).
+        {'node': 'pve2', 'interfaces': [{'name': 'bond0', 'type': 'bond', 'ports': ['eno2', 'eno3']}], 'adopt': True},
     ]
     assert read_fleet(str(tmp_path / 'proxmox'), str(tmp_path), 'local').warnings == [
         'proxmox/networks/pve2.yaml (document 1): metadata.tags is not reconciled by puls.proxmox; ignored'
@@ -623,10 +623,109 @@ def test_network_manifests_become_the_interfaces_of_their_nodes_entries_in_pve_n
             },
             "proxmox/networks/b.yaml (document 1): metadata.name 'vmbr1 on node pve1' is already declared by proxmox/networks/a.yaml (document 1)",
         ),
+        # proxmops' NetworkSpec.Ports is a []string, which proxmops' YAML decoder refuses to read from one string.
+        (
+            {'networks/a.yaml': vm('bond0', 'type: bond\nports: eno2 eno3\n', kind='Network', metadata='node: pve1\n')},
+            "proxmox/networks/a.yaml (document 1): spec.ports must be a list of strings, got 'eno2 eno3'",
+        ),
     ],
-    ids=['no node', 'no type', 'unknown type', 'declared twice'],
+    ids=['no node', 'no type', 'unknown type', 'declared twice', 'ports as a string'],
 )
 def test_a_network_manifest_without_node_or_type_or_declared_twice_is_refused(plugin, tmp_path, files, message):
+    assert parse_failure(plugin, write_tree(tmp_path, files))[0] == message
+
+
+def test_sdn_zone_and_vnet_manifests_become_the_zones_vnets_and_subnets_of_pve_sdn(plugin, tmp_path):
+    zones = (
+        vm('lab', 'type: simple\ndhcp: dnsmasq\nnodes: [pve1, pve2]\n', kind='SdnZone', metadata='tags: [lab]\n')
+        + '---\n'
+        + vm('lan', 'type: vlan\nbridge: vmbr1\nmtu: 1500\n', kind='SdnZone')
+        + '---\n'
+        + vm('old', 'state: absent\n', kind='SdnZone')
+    )
+    labnet = vm(
+        'labnet',
+        'zone: lab\nalias: Lab guests\nisolatePorts: true\nsubnets:\n'
+        '  - {cidr: 127.200.1.0/24, gateway: 127.200.1.1, snat: true, dhcpRanges: [{start: 127.200.1.100, end: 127.200.1.199}]}\n'
+        '  - {cidr: 127.200.2.0/24}\n',
+        kind='VNet',
+    )
+    web = vm('web', 'zone: lan\ntag: 20\nvlanAware: false\n', kind='VNet')
+    gone = vm('gone', 'state: absent\n', kind='VNet')
+    config_file = write_tree(tmp_path, {'sdn/zones.yaml': zones, 'sdn/labnet.yaml': labnet, 'sdn/web.yaml': web, 'sdn/gone.yaml': gone})
+    variables = InventoryManager(loader=DataLoader(), sources=[str(config_file)]).groups['all'].get_vars()
+    assert variables['pve_sdn'] == {
+        'zones': [
+            {'name': 'lab', 'type': 'simple', 'nodes': ['pve1', 'pve2'], 'dhcp': 'dnsmasq'},
+            {'name': 'lan', 'type': 'vlan', 'bridge': 'vmbr1', 'mtu': 1500},
+            {'name': 'old', 'state': 'absent'},
+        ],
+        # The files in sorted order: gone, labnet, web.
+        'vnets': [
+            {'name': 'gone', 'state': 'absent'},
+            {'name': 'labnet', 'zone': 'lab', 'alias': 'Lab guests', 'isolate_ports': True},
+            {'name': 'web', 'zone': 'lan', 'tag': 20, 'vlanaware': False},
+        ],
+        'subnets': [
+            {
+                'vnet': 'labnet',
+                'cidr': '127.200.1.0/24',
+                'gateway': '127.200.1.1',
+                'snat': True,
+                'dhcp_ranges': [{'start': '127.200.1.100', 'end': '127.200.1.199'}],
+            },
+            {'vnet': 'labnet', 'cidr': '127.200.2.0/24'},
+        ],
+    }
+    assert read_fleet(str(tmp_path / 'proxmox'), str(tmp_path), 'local').warnings == [
+        'proxmox/sdn/zones.yaml (document 1): metadata.tags is not reconciled by puls.proxmox; ignored'
+    ]
+
+
+def test_without_sdn_manifests_pve_sdn_is_left_to_the_group_variables(plugin, tmp_path):
+    config_file = write_tree(tmp_path, {'vms/a.yaml': vm('a')})
+    assert 'pve_sdn' not in InventoryManager(loader=DataLoader(), sources=[str(config_file)]).groups['all'].get_vars()
+
+
+@pytest.mark.parametrize(
+    ('files', 'message'),
+    [
+        (
+            {'sdn/a.yaml': vm('lab-net', 'zone: lab\n', kind='VNet')},
+            "proxmox/sdn/a.yaml (document 1): metadata.name must be a lowercase letter, then lowercase letters or digits, 2 to 8 in all "
+            "(a VNet ID of PVE), got 'lab-net'",
+        ),
+        (
+            {'sdn/a.yaml': vm('labnet', 'zone: lab\n', kind='VNet', metadata='node: pve1\n')},
+            "proxmox/sdn/a.yaml (document 1): metadata.node is not for a VNet: SDN is the cluster's; list the nodes of a zone in its spec.nodes",
+        ),
+        ({'sdn/a.yaml': vm('lab', 'mtu: 1500\n', kind='SdnZone')}, 'proxmox/sdn/a.yaml (document 1): spec.type is required, one of simple, vlan, vxlan'),
+        (
+            {'sdn/a.yaml': vm('lab', 'type: evpn\n', kind='SdnZone')},
+            "proxmox/sdn/a.yaml (document 1): spec.type must be one of simple, vlan, vxlan, got 'evpn'",
+        ),
+        ({'sdn/a.yaml': vm('labnet', 'tag: 20\n', kind='VNet')}, 'proxmox/sdn/a.yaml (document 1): spec.zone is required'),
+        (
+            {'sdn/a.yaml': vm('labnet', 'zone: lab\nsubnets: [{cidr: 127.200.1.1/24}]\n', kind='VNet')},
+            'proxmox/sdn/a.yaml (document 1): spec.subnets[0].cidr must be a network in CIDR notation with no host bits set, such as 127.77.2.0/24, '
+            "got '127.200.1.1/24'",
+        ),
+        (
+            {'sdn/a.yaml': vm('labnet', 'zone: lab\nsubnets: [{cidr: 127.200.1.0/24, gateway: 127.200.2.1}]\n', kind='VNet')},
+            "proxmox/sdn/a.yaml (document 1): spec.subnets[0].gateway must be an address in 127.200.1.0/24, got '127.200.2.1'",
+        ),
+        (
+            {'sdn/a.yaml': vm('labnet', 'zone: lab\nsubnets: [{cidr: 127.200.1.0/24, dhcp: true}]\n', kind='VNet')},
+            'proxmox/sdn/a.yaml (document 1): spec.subnets[0].dhcp is not a known field; the fields here are cidr, gateway, snat, dhcpRanges',
+        ),
+        (
+            {'sdn/a.yaml': vm('labnet', 'zone: lab\n', kind='VNet'), 'sdn/b.yaml': vm('labnet', 'zone: lan\n', kind='VNet')},
+            "proxmox/sdn/b.yaml (document 1): metadata.name 'VNet labnet' is already declared by proxmox/sdn/a.yaml (document 1)",
+        ),
+    ],
+    ids=['not a vnet id', 'a node', 'no zone type', 'unknown zone type', 'no zone', 'host bits', 'gateway outside', 'unknown subnet field', 'declared twice'],
+)
+def test_an_sdn_manifest_pve_would_refuse_is_refused_naming_the_field(plugin, tmp_path, files, message):
     assert parse_failure(plugin, write_tree(tmp_path, files))[0] == message
 
 
@@ -662,6 +761,12 @@ def test_the_example_fleet_is_the_demo_fleet(example_listings):
     assert group_members(example_listings[0])['pve_containers'] == (['dns1'], [])
     assert hostvars['dns1']['pve_container']['image'] == 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst'
     assert (hostvars['dns1']['pve_ssh_user'], hostvars['dns1']['pve_provision']) == ('root', ['base.yml'])
+    # An SDN VNet in a simple zone, with a subnet.
+    assert hostvars['web1']['pve_sdn'] == {
+        'zones': [{'name': 'demo', 'type': 'simple'}],
+        'vnets': [{'name': 'labnet', 'zone': 'demo', 'alias': 'Lab guests'}],
+        'subnets': [{'vnet': 'labnet', 'cidr': '127.77.2.0/24', 'gateway': '127.77.2.1'}],
+    }
     # A VLAN-aware bridge on pve1's spare NIC.
     assert hostvars['web1']['pve_networks'] == [
         {

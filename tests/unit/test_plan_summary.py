@@ -18,7 +18,9 @@ if __name__ == '__main__':  # run as a script to regenerate docs/index.md's tabl
 from integration.playbooks import COLLECTIONS, REPO, run_playbook  # noqa: E402
 
 from ansible_collections.puls.proxmox.plugins.filter.plan_actions import plan_actions  # noqa: E402
-from ansible_collections.puls.proxmox.plugins.module_utils._plan_words import ACTIONS, COUNTED, LEFT_ALONE, network_plans, words_table  # noqa: E402
+from ansible_collections.puls.proxmox.plugins.module_utils import _sdn_plan  # noqa: E402
+from ansible_collections.puls.proxmox.plugins.module_utils._plan_words import ACTIONS, COUNTED, LEFT_ALONE, network_plans, sdn_plans, words_table  # noqa: E402
+from ansible_collections.puls.proxmox.plugins.module_utils._sdn_io import _describe  # noqa: E402
 
 ENABLED = {'ANSIBLE_CALLBACKS_ENABLED': 'puls.proxmox.plan_summary'}
 INDEX = REPO / 'docs' / 'index.md'
@@ -293,6 +295,50 @@ def test_each_interface_of_a_node_has_its_plan_and_a_delete_is_destroy_when_decl
     assert network_plans({'changed': True, 'actions': ['apply (with the changes staged before)']}, 'pve2', ['vmbr1']) == [
         {'kind': 'network', 'name': 'pve2/vmbr1', 'actions': ['ok']}
     ]
+
+
+def sdn_result(options, zones=None, vnets=None, subnets=None):
+    """pve_sdn's result (its actions and changes) for options against the SDN config given, from the module's own plan."""
+    params = {'zones': [], 'vnets': [], 'subnets': [], 'prune': False, **options}
+    plan = _sdn_plan.plan(_sdn_plan.check_options(params), _sdn_plan.Observed(zones or {}, vnets or {}, subnets or {}, {}))
+    return {'changed': plan.changed, 'actions': [_describe(action) for action in plan.actions], 'changes': list(plan.changes)}
+
+
+def test_each_sdn_object_has_its_plan_named_as_the_module_names_it_and_a_delete_is_destroy_or_prune():
+    zones = {'lab': {'zone': 'lab', 'type': 'simple'}, 'old': {'zone': 'old', 'type': 'simple'}}
+    vnets = {
+        'web': {'vnet': 'web', 'zone': 'lab', 'alias': 'puls-managed'},
+        'db': {'vnet': 'db', 'zone': 'lab', 'alias': 'puls-managed'},
+        'gone': {'vnet': 'gone', 'zone': 'lab', 'alias': 'puls-managed'},
+    }
+    subnets = {('web', '127.200.1.0/24'): {'subnet': 'lab-127.200.1.0-24', 'cidr': '127.200.1.0/24', 'vnet': 'web', 'gateway': '127.200.1.1'}}
+    options = {
+        'prune': True,
+        'zones': [{'name': 'lab', 'type': 'simple'}, {'name': 'old', 'state': 'absent'}],
+        'vnets': [{'name': 'web', 'zone': 'lab'}, {'name': 'db', 'zone': 'lab', 'alias': 'Databases'}, {'name': 'app', 'zone': 'lab'}],
+        # Declared as written, not normalized: the plan names it as the module does.
+        'subnets': [{'vnet': 'web', 'cidr': '127.200.1.0/24', 'gateway': '127.200.1.1'}, {'vnet': 'app', 'cidr': '127.200.3.0/24'}],
+    }
+    plans = sdn_plans(sdn_result(options, zones, vnets, subnets), options)
+    assert plans == [
+        {'kind': 'sdn', 'name': 'zone lab', 'actions': ['ok']},
+        {'kind': 'sdn', 'name': 'zone old', 'actions': ['destroy']},
+        {'kind': 'sdn', 'name': 'vnet web', 'actions': ['ok']},
+        {'kind': 'sdn', 'name': 'vnet db', 'actions': ['update']},
+        {'kind': 'sdn', 'name': 'vnet app', 'actions': ['create']},
+        {'kind': 'sdn', 'name': 'subnet web 127.200.1.0/24', 'actions': ['ok']},
+        {'kind': 'sdn', 'name': 'subnet app 127.200.3.0/24', 'actions': ['create']},
+        {'kind': 'sdn', 'name': 'vnet gone', 'actions': ['prune']},
+    ]
+    defined = {word for word, _total, _meaning in ACTIONS}
+    assert {action for plan in plans for action in plan['actions']} <= defined
+    # A subnet of an owned VNet no longer declared is pruned; one declared absent is destroyed.
+    options = {'prune': True, 'vnets': [{'name': 'web', 'zone': 'lab'}], 'subnets': []}
+    assert sdn_plans(sdn_result(options, zones, vnets, subnets), options)[1] == {'kind': 'sdn', 'name': 'subnet web 127.200.1.0/24', 'actions': ['prune']}
+    options = {'subnets': [{'vnet': 'web', 'cidr': '127.200.1.0/24', 'state': 'absent'}]}
+    assert sdn_plans(sdn_result(options, zones, vnets, subnets), options) == [{'kind': 'sdn', 'name': 'subnet web 127.200.1.0/24', 'actions': ['destroy']}]
+    # Nothing to do (and no result, as a skipped task has none): ok for every declared object.
+    assert sdn_plans(None, {'vnets': [{'name': 'web', 'zone': 'lab'}]}) == [{'kind': 'sdn', 'name': 'vnet web', 'actions': ['ok']}]
 
 
 def documented_table():
