@@ -58,7 +58,7 @@ def test_a_module_run_in_the_worker_returns_what_its_own_process_returns_and_sta
     # mark), MAC address and generated ids.
     own = ('name', 'smbios1', 'vmgenid', 'net0')
     created = {
-        config['name']: str({key: value for key, value in sorted(config.items()) if key not in own}).replace(f'-{vmid}-', '-VMID-').replace(f'={vmid}]', '=VMID]')
+        config['name']: str({key: value for key, value in sorted(config.items()) if key not in own}).replace(f'-{vmid}-', '-N-').replace(f'={vmid}]', '=N]')
         for vmid, config in cluster_vms(lab).items()
         if config.get('name', '').startswith('direct-')
     }
