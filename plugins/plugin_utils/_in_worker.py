@@ -73,7 +73,7 @@ def run(action, task_vars, module_name, module_args, environment=None) -> dict:
     args = dict(module_args)
     action._update_module_args(module_name, args, task_vars)
     payload = json.dumps({'ANSIBLE_MODULE_ARGS': args}, cls=get_module_encoder(PROFILE, Direction.CONTROLLER_TO_MODULE))
-    recorded = {}
+    recorded: dict[str, str] = {}
     with _module_globals(payload.encode(), recorded), _environment(_task_environment(action), environment or {}):
         try:
             module = importlib.import_module(_python_name(module_name))
