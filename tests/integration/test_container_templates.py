@@ -11,12 +11,10 @@ Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integra
 
 from __future__ import annotations
 
-import sys
-
-import lab_vms
 import pytest
 from lab.images import CONTAINER_TEMPLATE
 from test_plan_equals_run import machines, mark_playbook, plan_then_run, site, why
+from test_reconcile_containers import fleet
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _template_plan
 
@@ -33,29 +31,6 @@ def guests(plan):
     return {key: actions for key, actions in machines(plan).items() if key[0] != 'iso'}
 
 
-def inventory(lab, tmp_path, templates, cts):
-    key, public = (
-        (tmp_path / 'id_ed25519', (tmp_path / 'id_ed25519.pub').read_text().strip()) if (tmp_path / 'id_ed25519').exists() else lab_vms.ssh_key(tmp_path)
-    )
-    return {
-        'all': {
-            'vars': {
-                'pve_ssh_user': 'root',
-                'pve_ssh_keys': [public],
-                'pve_ssh_private_key_file': str(key),
-                'pve_guest_python': sys.executable,
-                'pve_provision_dir': str(tmp_path),
-                'pve_nodes': lab.nodes,
-                'pve_template_wait_delay': 1,
-                'pve_isos': [
-                    {'filename': CONTAINER_TEMPLATE, 'content': 'vztmpl', 'storage': 'local', 'node': 'pve1', 'url': lab.served.url(CONTAINER_TEMPLATE)}
-                ],
-            },
-            'children': {'pve_templates': {'hosts': templates}, 'pve_containers': {'hosts': cts}},
-        }
-    }
-
-
 @pytest.mark.slow(minutes=4)
 def test_a_container_template_is_baked_cloned_and_rebuilt_only_when_its_provision_file_changes(lab, tmp_path):
     mark_playbook(tmp_path, 'base.yml')
@@ -65,7 +40,7 @@ def test_a_container_template_is_baked_cloned_and_rebuilt_only_when_its_provisio
         'pve_provision': ['base.yml'],
     }
     app = {'pve_container': {'image': 'ct-golden', 'ip': f'{lab.address(42)}/24', 'gateway': lab.gateway}, 'pve_provision': ['app.yml']}
-    declared = inventory(lab, tmp_path, {'ct-golden': golden}, {'app1': app})
+    declared = fleet(lab, tmp_path, {'ct-golden': golden}, {'app1': app})
 
     planned, _applied = plan_then_run(lab, tmp_path, declared)
     assert guests(planned.plan) == {
@@ -99,7 +74,7 @@ def test_a_container_template_is_baked_cloned_and_rebuilt_only_when_its_provisio
 def test_a_container_declared_to_replace_another_replaces_it_once_converged_and_provisioned(lab, tmp_path):
     mark_playbook(tmp_path, 'app.yml')
     old = {'pve_container': {'image': VOLUME, 'storage': 'local-lvm', 'node': 'pve1', 'ip': f'{lab.address(43)}/24', 'gateway': lab.gateway}}
-    declared = inventory(lab, tmp_path, {}, {'cache-old': old})
+    declared = fleet(lab, tmp_path, {}, {'cache-old': old})
     assert site(lab, tmp_path, declared, 'old').rc == 0
     assert set(containers(lab)) == {'cache-old'}
 
@@ -108,7 +83,7 @@ def test_a_container_declared_to_replace_another_replaces_it_once_converged_and_
         'pve_provision': ['app.yml'],
         'pve_replace': 'cache-old',
     }
-    declared = inventory(lab, tmp_path, {}, {'cache-new': new})
+    declared = fleet(lab, tmp_path, {}, {'cache-new': new})
     planned, applied = plan_then_run(lab, tmp_path, declared)
     assert guests(planned.plan) == {
         ('container', 'cache-new'): ['create', 'provision app.yml', 'replace cache-old'],
