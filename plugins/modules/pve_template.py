@@ -52,9 +52,9 @@ options:
     version_added: 0.1.0
   vmid:
     description:
-      - With O(state=converted), the VMID of the build VM to convert (required). It must be a QEMU VM tagged
-        C(puls-building), so that a mistyped VMID cannot turn a server into a template. Converting it again once it is
-        template O(name) with the same spec changes nothing.
+      - With O(state=converted), the VMID of the build VM to convert (required). It must be a QEMU VM (a container
+        with O(guest_type=lxc)) tagged C(puls-building), so that a mistyped VMID cannot turn a server into a template.
+        Converting it again once it is template O(name) with the same spec changes nothing.
       - With the other states, the VMID of the template, which must then be template O(name) or a retired generation
         of it (C(NAME-<hash>), tagged C(puls-retired)).
     type: int
@@ -226,8 +226,8 @@ waited:
   sample: 42
 building:
   description:
-    - The build of template O(name) in progress - a VM named C(NAME-build) tagged C(puls-building), as the
-      C(puls.proxmox.reconcile) role makes it, converted already or not - or null when none runs.
+    - The build of template O(name) in progress - a guest of O(guest_type) named C(NAME-build) tagged
+      C(puls-building), as the C(puls.proxmox.reconcile) role makes it, converted already or not - or null when none runs.
   returned: when O(state=present)
   type: dict
   contains:
