@@ -213,7 +213,7 @@ def linked_clones(client, resources, template_vmid, template_config=None, ignore
     (``_linked``), which needs the template's config (read when not given) and the storages' types (one listing, read
     only when some guest could be such a clone). ``ignore``: VMIDs counted only by their volume names (the build VM a
     conversion turns into a template: its volumes become base volumes of their own). A container template's clones are
-    containers, found by their volume names only (the inheritance ``_linked`` reads is a VM's)."""
+    containers, judged the same way by their root file systems and mount points."""
     named, others = [], []
     for entry in _template_plan.linked_clone_candidates(resources, template_vmid, guest_type):
         try:
@@ -224,7 +224,7 @@ def linked_clones(client, resources, template_vmid, template_config=None, ignore
             raise
         if _template_plan.uses_base(config, template_vmid):
             named.append(entry)
-        elif int(entry['vmid']) not in ignore and guest_type == QEMU:
+        elif int(entry['vmid']) not in ignore:
             others.append((entry, config))
     if others and template_config is None:
         template_config = _template_config(client, resources, template_vmid)

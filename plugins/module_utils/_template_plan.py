@@ -424,10 +424,14 @@ def uses_base(config: Mapping[str, Any], template_vmid: int) -> bool:
     storages). Detached disks (``unusedN``) count too: they still hold the base.
     """
     base = re.compile(r'(?:^|[:/])base-%d-disk-\d+(?:\.[a-z0-9]+)?/' % template_vmid)
+    return any(base.search(volume) for volume in guest_volumes(config))
+
+
+def guest_volumes(config: Mapping[str, Any]) -> list[str]:
+    """Every volume of a VM's or a container's config: a VM's drives, a container's root file system and mount points,
+    and the detached ones (``unusedN``)."""
     volumes = list(drive_volumes(config).values())
-    volumes += [parse_drive(value)[0] for key, value in config.items() if _CT_VOLUME_KEY.match(key)]
-    volumes += [parse_drive(value)[0] for key, value in config.items() if _UNUSED_KEY.match(key)]
-    return any(base.search(volume) for volume in volumes)
+    return volumes + [parse_drive(value)[0] for key, value in config.items() if _CT_VOLUME_KEY.match(key) or _UNUSED_KEY.match(key)]
 
 
 def linked_clone_candidates(resources: Iterable[Mapping[str, Any]], template_vmid: int, guest_type: str = QEMU) -> list[Mapping[str, Any]]:

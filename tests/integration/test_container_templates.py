@@ -2,9 +2,10 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Container templates baked by puls.proxmox.site against the lab: a host of pve_templates that declares pve_container
 is built from the OS template pve_isos downloads, provisioned over SSH, generalized, converted by pve_template
-(guest_type lxc), and a container of pve_containers is cloned from it; each real run is planned first by a check run
-(plan_then_run). A changed provision file rebuilds the template and only it. Last, a container declared with
-pve_replace replaces an existing one, which goes only after its successor converged and was provisioned.
+(guest_type lxc), and a container of pve_containers is cloned from it as a linked clone; each real run is planned
+first by a check run (plan_then_run). A changed provision file rebuilds the template and only it; the previous one
+stays, retired, for its linked clone. Last, a container declared with pve_replace replaces an existing one, which
+goes only after its successor converged and was provisioned.
 
 Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integration/test_container_templates.py -p no:xdist
 """
@@ -39,7 +40,7 @@ def test_a_container_template_is_baked_cloned_and_rebuilt_only_when_its_provisio
         'pve_container': {'image': VOLUME, 'storage': 'local-lvm', 'node': 'pve1', 'ip': f'{lab.address(41)}/24', 'gateway': lab.gateway, 'memory': 256},
         'pve_provision': ['base.yml'],
     }
-    app = {'pve_container': {'image': 'ct-golden', 'ip': f'{lab.address(42)}/24', 'gateway': lab.gateway}, 'pve_provision': ['app.yml']}
+    app = {'pve_container': {'image': 'ct-golden', 'linked_clone': True, 'ip': f'{lab.address(42)}/24', 'gateway': lab.gateway}, 'pve_provision': ['app.yml']}
     declared = fleet(lab, tmp_path, {'ct-golden': golden}, {'app1': app})
 
     planned, _applied = plan_then_run(lab, tmp_path, declared)
@@ -68,6 +69,10 @@ def test_a_container_template_is_baked_cloned_and_rebuilt_only_when_its_provisio
     }, why(planned)
     rebuilt = containers(lab)
     assert rebuilt['app1'][0] == app_vmid and rebuilt['ct-golden'][0] != golden_vmid and rebuilt['ct-golden'][1]
+    # app1 is a linked clone of the previous template (on LVM-thin, judged by the Notes it inherited): that one stays,
+    # retired under another name.
+    retired = [name for name, (vmid, *_rest) in rebuilt.items() if vmid == golden_vmid]
+    assert len(retired) == 1 and _template_plan.is_retired_version(retired[0], rebuilt[retired[0]][3].get('tags'), 'ct-golden'), rebuilt
 
 
 @pytest.mark.slow(minutes=3)
