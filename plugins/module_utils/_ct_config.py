@@ -80,6 +80,11 @@ _VOLUME = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*:')
 _TEMPLATE_VOLUME = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]*:vztmpl/[^/\s]+$')
 
 
+def is_template_volume(image: str) -> bool:
+    """Whether ``image`` is an OS template volume, STORAGE:vztmpl/FILE (else it names a container template)."""
+    return _TEMPLATE_VOLUME.match(image) is not None
+
+
 @dataclass(frozen=True)
 class MountPoint:
     """A declared mount point: ``mp<slot>``, mounted at ``path``, ``size`` bytes on ``storage`` (None: the container's ``storage``)."""
@@ -279,7 +284,7 @@ class CtSpec:
     @property
     def from_template_volume(self) -> bool:
         """Whether a new container is created from an OS template volume (else cloned from a container template)."""
-        return self.image is not None and _TEMPLATE_VOLUME.match(self.image) is not None
+        return self.image is not None and is_template_volume(self.image)
 
     def _check_combinations(self) -> None:
         if self.gateway is not None and self.ip == 'dhcp':

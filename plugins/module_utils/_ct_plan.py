@@ -41,6 +41,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._ct_config import (
     display_value,
     grow_needed,
     held_until_restart,
+    is_template_volume,
     mount_path,
     mount_size,
     new_volume,
@@ -119,16 +120,21 @@ def resolve_source(spec: CtSpec, resources: Iterable[Mapping[str, Any]]) -> Sour
     """The source of a new container: the OS template volume, or the container template named or numbered by ``image``."""
     if spec.image is None:
         raise SpecError('image', f'is required to create container {spec.name}: give STORAGE:vztmpl/FILE, or the VMID or name of a container template')
-    if spec.from_template_volume:
-        return Source(volume=spec.image)
+    return source_of(spec.image, resources)
+
+
+def source_of(image: str, resources: Iterable[Mapping[str, Any]]) -> Source:
+    """What ``image`` names: an OS template volume (STORAGE:vztmpl/FILE), or one container template by VMID or exact name."""
+    if is_template_volume(image):
+        return Source(volume=image)
     templates = [entry for entry in resources if entry.get('type') == 'lxc' and as_bool(entry.get('template'))]
-    if spec.image.isdigit():
-        found = [entry for entry in templates if int(entry['vmid']) == int(spec.image)]
+    if image.isdigit():
+        found = [entry for entry in templates if int(entry['vmid']) == int(image)]
     else:
-        found = [entry for entry in templates if entry.get('name') == spec.image]
+        found = [entry for entry in templates if entry.get('name') == image]
     if len(found) != 1:
         what = 'no container template' if not found else f'{len(found)} container templates'
-        raise SpecError('image', f'{spec.image!r} names {what}; give the VMID or exact name of one, or an OS template volume STORAGE:vztmpl/FILE')
+        raise SpecError('image', f'{image!r} names {what}; give the VMID or exact name of one, or an OS template volume STORAGE:vztmpl/FILE')
     entry = found[0]
     return Source(int(entry['vmid']), entry['node'], entry.get('name'))
 

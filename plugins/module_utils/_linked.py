@@ -10,7 +10,8 @@ without complaint (pve-storage ``PVE/Storage/LvmThinPlugin.pm``, ``clone_image``
 ``PVE/Storage.pm``, the notes above ``volume_is_base_and_used`` and in ``vdisk_free``).
 
 There the collection judges by what a clone inherits. ``clone_vm`` (qemu-server ``PVE/API2/Qemu.pm``) copies every
-config key but disks and NICs, the Notes included. A template pve_template made carries a template block
+config key but disks and NICs, the Notes included, as pve-container's ``clone_vm`` (``src/PVE/API2/LXC.pm``) does for a
+container. A template pve_template made carries a template block
 (``[puls-template: ...]``, its spec hashes) in its Notes, so a guest may be a linked clone of it when it has a disk
 volume of its own (``vm-N-disk-M``, not a base) on an LVM-thin storage, or one whose type it cannot see, holding a
 base volume of the template, and carries the same block. A full clone carries it too and cannot be told apart: it
@@ -30,29 +31,23 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import recorded_entries
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import drive_volumes, parse_drive, storage_of
+from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import guest_volumes, recorded_entries
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import storage_of
 
 # Storage types whose volume IDs hide a linked clone's base (pve-storage LvmThinPlugin.pm).
 BASE_HIDING_TYPES = frozenset(('lvmthin',))
-_UNUSED_KEY = re.compile(r'^unused\d+$')
 _OWN_DISK = re.compile(r'^vm-\d+-disk-\d+(?:\.[a-z0-9]+)?$')
-
-
-def _volumes(config: Mapping[str, Any]) -> list[str]:
-    volumes = list(drive_volumes(config).values())
-    return volumes + [parse_drive(value)[0] for key, value in config.items() if _UNUSED_KEY.match(key)]
 
 
 def base_storages(template_config: Mapping[str, Any], template_vmid: int) -> set[str]:
     """The storages holding a base volume of the template (``local-lvm`` of ``local-lvm:base-100-disk-0``)."""
     base = re.compile(r'^base-%d-disk-\d+' % template_vmid)
-    return {storage for volume in _volumes(template_config) if (storage := storage_of(volume)) and base.match(volume.partition(':')[2])}
+    return {storage for volume in guest_volumes(template_config) if (storage := storage_of(volume)) and base.match(volume.partition(':')[2])}
 
 
 def own_disk_storages(config: Mapping[str, Any]) -> set[str]:
     """The storages holding a plain disk volume of the guest (``vm-N-disk-M``: neither a base nor named after one)."""
-    return {storage for volume in _volumes(config) if (storage := storage_of(volume)) and _OWN_DISK.match(volume.partition(':')[2])}
+    return {storage for volume in guest_volumes(config) if (storage := storage_of(volume)) and _OWN_DISK.match(volume.partition(':')[2])}
 
 
 def hides_base(storage: str, storage_types: Mapping[str, str]) -> bool:

@@ -29,14 +29,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _linked, _ownership, _template_plan
+from ansible_collections.puls.proxmox.plugins.module_utils import _ct_io, _linked, _ownership, _template_plan
+from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import source_of
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._files_record import read_notes
-from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, resolve_image
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC, QEMU, guest_path
+from ansible_collections.puls.proxmox.plugins.module_utils._image import resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._notes import NotesTooLongError
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import conversion_needs, require
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, as_bool, cloudinit_drive_key, normalize_tags
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import Execution, Outcome, Vm, read_status
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import Execution, Outcome, Vm
 
 # PVE's refusal to destroy a base volume (QemuServer.pm destroy_vm says "linked cloned").
 _BASE_IN_USE = 'is still in use by linked clone'
@@ -50,7 +52,7 @@ def reconcile(client, request: _template_plan.TemplateRequest, check_mode: bool 
     resources = client.cluster_vms()
     if request.state == 'converted':
         return convert(client, request, resources, check_mode)
-    found = _template_plan.find_template(resources, request.name, request.vmid)
+    found = _template_plan.find_template(resources, request.name, request.vmid, request.guest_type)
     if request.state == 'retired':
         return retire(client, request, found, check_mode)
     return remove(client, request, resources, found, check_mode)
@@ -61,7 +63,16 @@ def _result(entry, changed=False, diff=None, **facts):
 
 
 def _execution(client, entry, request, status='stopped'):
-    return Execution(client, Outcome(Vm(int(entry['vmid']), entry['node'], entry.get('name') or ''), status), request.timeout)
+    """pve_vm's or pve_container's Execution on the guest: both wait for each task and judge a repeated power action
+    or destroy by the guest's state, and take the same config writes (``configure(set=..., delete=...)``)."""
+    name = entry.get('name') or ''
+    if request.guest_type == LXC:
+        return _ct_io.Execution(client, _ct_io.Outcome(_ct_io.Container(int(entry['vmid']), entry['node'], name), status), request.timeout)
+    return Execution(client, Outcome(Vm(int(entry['vmid']), entry['node'], name), status), request.timeout)
+
+
+def _config(client, entry, request):
+    return client.vm_config(entry['node'], entry['vmid'], guest_type=request.guest_type)
 
 
 # ---------------------------------------------------------------------------------------------- the spec
@@ -83,20 +94,21 @@ def wanted(client, request: _template_plan.TemplateRequest, resources, template_
     """The spec entries of the request, with ``spec.image`` resolved to its identity."""
     if request.spec is None:
         raise ValueError(f'template {request.name}: wanted() needs the spec the request declares')
-    identity, image = image_identity(client, request.spec, resources, template_vmid)
+    identity, image = image_identity(client, request.spec, resources, template_vmid, request.guest_type)
     return Wanted(_template_plan.spec_entries(request.spec, identity, request.provision_hashes or {}), image)
 
 
-def image_identity(client, spec, resources, template_vmid=None) -> tuple[str | None, str | None]:
-    """(identity hashed into the spec, description) of ``spec['image']``: a template's VMID and name, or an import
-    volume with the source pve_iso recorded for it in a node's notes. (None, None) without an image."""
+def image_identity(client, spec, resources, template_vmid=None, guest_type=QEMU) -> tuple[str | None, str | None]:
+    """(identity hashed into the spec, description) of ``spec['image']``: a template's VMID and name, or a volume (an
+    import volume, a container's OS template) with the source pve_iso recorded for it in a node's notes. (None, None)
+    without an image. A container template's image is resolved as pve_container resolves it."""
     if not isinstance(spec, Mapping) or spec.get('image') is None:
         return None, None
     try:
-        source = resolve_image(spec['image'], resources)
+        source = source_of(str(spec['image']), resources) if guest_type == LXC else resolve_image(spec['image'], resources)
     except SpecError as exc:
         raise SpecError('spec', str(exc)) from None
-    if source.kind == CLONE:
+    if source.vmid is not None:
         if template_vmid is not None and source.vmid == template_vmid:
             raise SpecError(
                 'spec', f'image {spec["image"]!r} is the template itself ({source.describe()}); a template cannot be built from itself: name its base image'
@@ -118,7 +130,7 @@ def wait_for_build(client, request, now=time.time, sleep=time.sleep) -> dict:
     progress = getattr(client, 'progress', None)
     while True:
         resources = client.cluster_vms()
-        result = query(client, request, resources, _template_plan.find_template(resources, request.name, request.vmid))
+        result = query(client, request, resources, _template_plan.find_template(resources, request.name, request.vmid, request.guest_type))
         waited = now() - started
         build, left = result['building'], request.wait - waited
         if build is None or left <= 0:
@@ -131,7 +143,7 @@ def wait_for_build(client, request, now=time.time, sleep=time.sleep) -> dict:
 
 def query(client, request, resources, found) -> dict:
     """Whether the template exists and is current against the spec (if given), and whether a build of it runs; never writes."""
-    build = _template_plan.find_building(resources, request.name)
+    build = _template_plan.find_building(resources, request.name, request.guest_type)
     facts: dict[str, Any] = {'building': None if build is None else {'vmid': int(build['vmid']), 'node': build['node'], 'name': build['name']}}
     want = None
     if request.spec is not None:
@@ -141,7 +153,7 @@ def query(client, request, resources, found) -> dict:
         return _result(None, name=None, current=False, reason=f'template {request.name} does not exist', **facts)
     reasons = []
     if want is not None:
-        config = client.vm_config(found['node'], found['vmid'])
+        config = _config(client, found, request)
         reasons = _template_plan.decide(config.get('description'), config, want.entries, request.spec, request.provision_hashes or {}, want.image)
     return _result(found, name=found.get('name'), current=not reasons, reason='; '.join(reasons), **facts)
 
@@ -175,35 +187,37 @@ def retire(client, request, found, check_mode) -> dict:
     """Rename the template NAME-<hash> and tag it puls-retired; it stays, for the linked clones that use it."""
     if found is None:
         return _result(None, name=None)
-    config = client.vm_config(found['node'], found['vmid'])
-    if _template_plan.is_retired_version(config.get('name'), config.get('tags'), request.name):
-        return _result(found, name=config.get('name'))
+    config = _config(client, found, request)
+    name_key = _template_plan.name_key(request.guest_type)
+    if _template_plan.is_retired_version(config.get(name_key), config.get('tags'), request.name):
+        return _result(found, name=config.get(name_key))
     _check_owned(found, config, request, 'retiring')
     new_name = _template_plan.retire_name(request.name, int(found['vmid']), config.get('description'))
     tags = _template_plan.retired_tags(config.get('tags'))
     diff = {
-        'before': {'name': config.get('name'), 'tags': sorted(normalize_tags(config.get('tags')))},
+        'before': {'name': config.get(name_key), 'tags': sorted(normalize_tags(config.get('tags')))},
         'after': {'name': new_name, 'tags': sorted(normalize_tags(tags))},
     }
     if not check_mode:
-        _execution(client, found, request).configure(set={'name': new_name, 'tags': tags}, delete=[])
+        _execution(client, found, request).configure(set={name_key: new_name, 'tags': tags}, delete=[])
     return _result(found, True, diff, name=new_name)
 
 
 # ---------------------------------------------------------------------------------------------- absent
 
 
-def linked_clones(client, resources, template_vmid, template_config=None, ignore=()) -> list[str]:
+def linked_clones(client, resources, template_vmid, template_config=None, ignore=(), guest_type=QEMU) -> list[str]:
     """The guests that use, or may use, the template's base volumes as linked clones, as 'name (VMID)'; reads every
     other VM's config. Where the storage names a clone's volume after its base, the name tells
     (``_template_plan.uses_base``); on LVM-thin, where it does not, what the guest inherited from the template does
     (``_linked``), which needs the template's config (read when not given) and the storages' types (one listing, read
     only when some guest could be such a clone). ``ignore``: VMIDs counted only by their volume names (the build VM a
-    conversion turns into a template: its volumes become base volumes of their own)."""
+    conversion turns into a template: its volumes become base volumes of their own). A container template's clones are
+    containers, judged the same way by their root file systems and mount points."""
     named, others = [], []
-    for entry in _template_plan.linked_clone_candidates(resources, template_vmid):
+    for entry in _template_plan.linked_clone_candidates(resources, template_vmid, guest_type):
         try:
-            config = client.vm_config(entry['node'], entry['vmid'])
+            config = client.vm_config(entry['node'], entry['vmid'], guest_type=guest_type)
         except PveApiError as exc:
             if is_missing(exc.reason):  # destroyed since the listing (another task of the run, say)
                 continue
@@ -237,12 +251,12 @@ def remove(client, request, resources, found, check_mode) -> dict:
     """Destroy the template with its disks; refused while linked clones use it, when protected or not owned."""
     if found is None:
         return _result(None, diff={'before': {'state': 'absent'}, 'after': {'state': 'absent'}}, name=None)
-    config = client.vm_config(found['node'], found['vmid'])
+    config = _config(client, found, request)
     _check_owned(found, config, request, 'state absent')
     what = _template_plan.describe(found)
     if _template_plan.protected(config):
         raise SpecError('state', f'absent refused: {what} is protected; turn protection off in PVE first if it really is to go')
-    users = linked_clones(client, resources, int(found['vmid']), config)
+    users = linked_clones(client, resources, int(found['vmid']), config, guest_type=request.guest_type)
     if users:
         raise SpecError(
             'state',
@@ -277,6 +291,7 @@ class Conversion:
     previous: Mapping[str, Any] | None = None
     previous_config: Mapping[str, Any] = field(default_factory=dict)
     previous_users: list[str] = field(default_factory=list)
+    name_key: str = 'name'  # the config key of the guest's name (_template_plan.name_key)
 
     @property
     def destroy_previous(self) -> bool:
@@ -289,7 +304,7 @@ class Conversion:
         config = self.config
         before = {
             'vmid': int(self.build['vmid']),
-            'name': config.get('name'),
+            'name': config.get(self.name_key),
             'template': False,
             'status': self.status,
             'tags': sorted(normalize_tags(config.get('tags'))),
@@ -309,11 +324,12 @@ class Conversion:
 
 def convert(client, request, resources, check_mode) -> dict:
     """Convert build VM ``request.vmid`` into template ``request.name``; unchanged when it already is that template."""
-    build = _template_plan.find_build_vm(resources, request.vmid)
-    config = client.vm_config(build['node'], build['vmid'])
+    build = _template_plan.find_build_vm(resources, request.vmid, request.guest_type)
+    config = _config(client, build, request)
     if as_bool(config.get('template')):
         # Converted already (by an earlier run) when it is this template built from this spec.
-        want = wanted(client, request, resources, request.vmid) if config.get('name') == request.name else None
+        named = config.get(_template_plan.name_key(request.guest_type)) == request.name
+        want = wanted(client, request, resources, request.vmid) if named else None
         if want is not None and _template_plan.recorded_entries(config.get('description')).get(_template_plan.SPEC_KEY) == want.spec_hash:
             return _result(build, name=request.name, current=True, reason='', spec_hash=want.spec_hash, previous=None)
         raise SpecError(
@@ -345,19 +361,21 @@ def convert(client, request, resources, check_mode) -> dict:
 
 def plan_conversion(client, request, resources, build, config, want) -> Conversion:
     others = [entry for entry in resources if int(entry['vmid']) != request.vmid]
-    previous = _template_plan.find_template(others, request.name)
+    previous = _template_plan.find_template(others, request.name, guest_type=request.guest_type)
     previous_config, users = {}, []
     if previous is not None:
-        previous_config = client.vm_config(previous['node'], previous['vmid'])
+        previous_config = _config(client, previous, request)
         _check_owned(previous, previous_config, request, f'replacing the template {request.name!r}')
-        users = linked_clones(client, resources, int(previous['vmid']), previous_config, ignore=(request.vmid,))
+        users = linked_clones(client, resources, int(previous['vmid']), previous_config, ignore=(request.vmid,), guest_type=request.guest_type)
     try:
         notes = _template_plan.template_notes(config.get('description'), want.entries, request.provision_hashes or {})
         # The template's owner record names its own VMID: a clone of it inherits a record that is not its own.
         notes = _ownership.with_record(notes, request.owner_tag, request.vmid)
     except NotesTooLongError as exc:
         raise SpecError('vmid', f'{request.vmid}: {exc}') from None
-    status = read_status(client, Vm(request.vmid, build['node'], build.get('name') or ''))['status']
+    status = client.get(guest_path(build['node'], request.vmid, '/status/current', request.guest_type), context=f'reading the status of {request.vmid}')[
+        'status'
+    ]
     return Conversion(
         build,
         config,
@@ -365,10 +383,11 @@ def plan_conversion(client, request, resources, build, config, want) -> Conversi
         notes,
         _template_plan.template_tags(config.get('tags'), request.owner_tag),
         _template_plan.build_settings(config),
-        _template_plan.seed_drive(config, config.get('name')),
+        _template_plan.seed_drive(config, config.get(_template_plan.name_key(request.guest_type))),
         previous,
         previous_config,
         users,
+        _template_plan.name_key(request.guest_type),
     )
 
 
@@ -391,14 +410,16 @@ def execute_conversion(client, request, plan: Conversion) -> tuple[str, list[str
         build.regenerate_cloudinit()
     if seed is not None and seed.owned:
         build.remove_volume(seed.volume)
-    result = client.run_task('POST', build.vm.path('/template'), context=f'converting {build.vm} to a template', task_timeout=request.timeout)
-    warnings = build.outcome.warnings + [f'converting {build.vm} to a template: {line}' for line in result.warnings]
+    what = _template_plan.describe(plan.build)
+    path = guest_path(plan.build['node'], plan.build['vmid'], '/template', request.guest_type)
+    result = client.run_task('POST', path, context=f'converting {what} to a template', task_timeout=request.timeout)
+    warnings = build.outcome.warnings + [f'converting {what} to a template: {line}' for line in result.warnings]
     if plan.previous is None:
-        build.configure(set={'name': request.name, 'tags': plan.tags}, delete=[])
+        build.configure(set={plan.name_key: request.name, 'tags': plan.tags}, delete=[])
         return 'retired', warnings
     retired = _execution(client, plan.previous, request)
-    retired.configure(set={'name': plan.retired_name(request.name), 'tags': _template_plan.retired_tags(plan.previous_config.get('tags'))}, delete=[])
-    build.configure(set={'name': request.name, 'tags': plan.tags}, delete=[])
+    retired.configure(set={plan.name_key: plan.retired_name(request.name), 'tags': _template_plan.retired_tags(plan.previous_config.get('tags'))}, delete=[])
+    build.configure(set={plan.name_key: request.name, 'tags': plan.tags}, delete=[])
     action = 'retired'
     if plan.destroy_previous:
         try:
@@ -408,5 +429,5 @@ def execute_conversion(client, request, plan: Conversion) -> tuple[str, list[str
             # A storage whose volume names hide the base: PVE still knows, and the template stays retired.
             if _BASE_IN_USE not in (exc.reason or ''):
                 raise
-            retired.outcome.warnings.append(f'{retired.vm} was kept retired: {exc.reason}')
+            retired.outcome.warnings.append(f'{_template_plan.describe(plan.previous)} was kept retired: {exc.reason}')
     return action, warnings + retired.outcome.warnings

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _provision_hash
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import GUEST_TYPES, LXC, QEMU
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     _PARSERS,
     DEFAULT_OWNER_TAG,
@@ -66,6 +67,8 @@ SECRET_SPEC_KEYS = frozenset(('ci_password', 'cipassword', 'password'))
 BUILD_CLOUDINIT_KEYS = ('ciuser', 'cipassword', 'sshkeys', 'nameserver', 'searchdomain', 'cicustom')
 _IPCONFIG_KEY = re.compile(r'^ipconfig\d+$')
 _UNUSED_KEY = re.compile(r'^unused\d+$')
+# A container's volumes: its root file system and mount points (pve-container src/PVE/LXC/Config.pm, foreach_volume).
+_CT_VOLUME_KEY = re.compile(r'^(?:rootfs|mp\d+)$')
 _SPEC_KEY_NAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.-]*$')
 # Hardware spec keys (pve_vm's option names) whose value the template's config still holds.
 _CONFIG_KEYS = template_config_keys()
@@ -98,6 +101,7 @@ class TemplateRequest:
     timeout: int | None = None
     wait: int = 0  # seconds to wait while a build runs (state present)
     wait_delay: int = 10
+    guest_type: str = QEMU  # a VM template (qemu) or a container template (lxc)
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> TemplateRequest:
@@ -126,7 +130,11 @@ class TemplateRequest:
             raise SpecError('wait', f'is {wait}: give the seconds to wait while another run builds the template, 0 not to wait')
         if wait_delay < 1:
             raise SpecError('wait_delay', f'is {wait_delay}: give the seconds between two looks, at least 1')
-        return cls(state=state, spec=spec, provision_hashes=None if hashes is None else dict(hashes), wait=wait, wait_delay=wait_delay, **checked)
+        guest_type = params.get('guest_type') or QEMU
+        if guest_type not in GUEST_TYPES:
+            raise SpecError('guest_type', f'must be one of {", ".join(GUEST_TYPES)}, got {guest_type!r}')
+        hashes = None if hashes is None else dict(hashes)
+        return cls(state=state, spec=spec, provision_hashes=hashes, wait=wait, wait_delay=wait_delay, guest_type=guest_type, **checked)
 
 
 def check_spec(spec: Any) -> None:
@@ -166,11 +174,20 @@ def describe(entry: Mapping[str, Any]) -> str:
     return f"{kind} {entry.get('name')!r} ({entry['vmid']} on {entry.get('node')})"
 
 
+def name_key(guest_type: str) -> str:
+    """The config key of a guest's name: ``name`` for a VM, ``hostname`` for a container (pve-container's config)."""
+    return 'hostname' if guest_type == LXC else 'name'
+
+
+def _of_type(entry: Mapping[str, Any], guest_type: str) -> bool:
+    return entry.get('type', QEMU) == guest_type
+
+
 def _by_vmid(resources: Iterable[Mapping[str, Any]], vmid: int) -> Mapping[str, Any] | None:
     return next((entry for entry in resources if int(entry['vmid']) == vmid), None)
 
 
-def find_template(resources: Iterable[Mapping[str, Any]], name: str, vmid: int | None = None) -> Mapping[str, Any] | None:
+def find_template(resources: Iterable[Mapping[str, Any]], name: str, vmid: int | None = None, guest_type: str = QEMU) -> Mapping[str, Any] | None:
     """The ``/cluster/resources`` entry of template ``name`` (or of ``vmid``, which must then be that template or a
     retired generation of it), or None when there is none. Several templates named ``name`` are an error."""
     entries = list(resources)
@@ -178,13 +195,13 @@ def find_template(resources: Iterable[Mapping[str, Any]], name: str, vmid: int |
         entry = _by_vmid(entries, vmid)
         if entry is None:
             return None
-        if entry.get('type', 'qemu') != 'qemu' or not _is_template(entry):
+        if not _of_type(entry, guest_type) or not _is_template(entry):
             raise SpecError('vmid', f'{vmid} is {describe(entry)}, not a template; correct vmid, or leave it out to find template {name!r} by name')
         if entry.get('name') != name and not is_retired_version(entry.get('name'), entry.get('tags'), name):
             raise SpecError('vmid', f'{vmid} is {describe(entry)}, not {name!r}; correct vmid or name')
         return entry
     named = sorted(
-        (entry for entry in entries if entry.get('type', 'qemu') == 'qemu' and _is_template(entry) and entry.get('name') == name),
+        (entry for entry in entries if _of_type(entry, guest_type) and _is_template(entry) and entry.get('name') == name),
         key=lambda entry: int(entry['vmid']),
     )
     if len(named) > 1:
@@ -195,8 +212,8 @@ def find_template(resources: Iterable[Mapping[str, Any]], name: str, vmid: int |
     return named[0] if named else None
 
 
-def find_building(resources: Iterable[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:
-    """The entry of a build of template ``name`` in progress: a QEMU guest named ``NAME-build`` tagged ``puls-building``.
+def find_building(resources: Iterable[Mapping[str, Any]], name: str, guest_type: str = QEMU) -> Mapping[str, Any] | None:
+    """The entry of a build of template ``name`` in progress: a guest of ``guest_type`` named ``NAME-build`` tagged ``puls-building``.
 
     Converted already or not: the conversion keeps the tag until the build takes the name, so a waiter never sees the
     moment between the conversion and the rename (when ``name`` is still the previous template, or nothing) as the end.
@@ -205,19 +222,20 @@ def find_building(resources: Iterable[Mapping[str, Any]], name: str) -> Mapping[
         (
             entry
             for entry in resources
-            if entry.get('type', 'qemu') == 'qemu' and entry.get('name') == name + BUILD_SUFFIX and BUILDING_TAG in normalize_tags(entry.get('tags'))
+            if _of_type(entry, guest_type) and entry.get('name') == name + BUILD_SUFFIX and BUILDING_TAG in normalize_tags(entry.get('tags'))
         ),
         None,
     )
 
 
-def find_build_vm(resources: Iterable[Mapping[str, Any]], vmid: int) -> Mapping[str, Any]:
-    """The entry of the build VM ``vmid`` to convert: it must exist and be a QEMU guest."""
+def find_build_vm(resources: Iterable[Mapping[str, Any]], vmid: int, guest_type: str = QEMU) -> Mapping[str, Any]:
+    """The entry of the build guest ``vmid`` to convert: it must exist and be of ``guest_type``."""
     entry = _by_vmid(resources, vmid)
     if entry is None:
         raise SpecError('vmid', f'{vmid} does not exist in the cluster: give the VMID of the provisioned build VM to convert')
-    if entry.get('type', 'qemu') != 'qemu':
-        raise SpecError('vmid', f'{vmid} is {describe(entry)}: only a QEMU VM can become a template')
+    if not _of_type(entry, guest_type):
+        wanted = 'container' if guest_type == LXC else 'QEMU VM'
+        raise SpecError('vmid', f'{vmid} is {describe(entry)}: give the VMID of a {wanted} (guest_type {guest_type})')
     return entry
 
 
@@ -406,13 +424,16 @@ def uses_base(config: Mapping[str, Any], template_vmid: int) -> bool:
     storages). Detached disks (``unusedN``) count too: they still hold the base.
     """
     base = re.compile(r'(?:^|[:/])base-%d-disk-\d+(?:\.[a-z0-9]+)?/' % template_vmid)
+    return any(base.search(volume) for volume in guest_volumes(config))
+
+
+def guest_volumes(config: Mapping[str, Any]) -> list[str]:
+    """Every volume of a VM's or a container's config: a VM's drives, a container's root file system and mount points,
+    and the detached ones (``unusedN``)."""
     volumes = list(drive_volumes(config).values())
-    volumes += [parse_drive(value)[0] for key, value in config.items() if _UNUSED_KEY.match(key)]
-    return any(base.search(volume) for volume in volumes)
+    return volumes + [parse_drive(value)[0] for key, value in config.items() if _CT_VOLUME_KEY.match(key) or _UNUSED_KEY.match(key)]
 
 
-def linked_clone_candidates(resources: Iterable[Mapping[str, Any]], template_vmid: int) -> list[Mapping[str, Any]]:
-    """The guests whose configs may use the template's base: every other QEMU guest, by VMID."""
-    return sorted(
-        (entry for entry in resources if entry.get('type', 'qemu') == 'qemu' and int(entry['vmid']) != template_vmid), key=lambda entry: int(entry['vmid'])
-    )
+def linked_clone_candidates(resources: Iterable[Mapping[str, Any]], template_vmid: int, guest_type: str = QEMU) -> list[Mapping[str, Any]]:
+    """The guests whose configs may use the template's base: every other guest of its type, by VMID."""
+    return sorted((entry for entry in resources if _of_type(entry, guest_type) and int(entry['vmid']) != template_vmid), key=lambda entry: int(entry['vmid']))

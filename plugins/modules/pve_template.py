@@ -9,8 +9,9 @@ module: pve_template
 short_description: One golden Proxmox VE template, rebuilt only when what built it changed
 version_added: 0.1.0
 description:
-  - Finds a QEMU template by O(name), reports whether it is current against the declared O(spec) and O(provision_hashes),
-    converts a provisioned build VM into it, retires it, or removes it.
+  - Finds a QEMU template (or, with O(guest_type=lxc), a container template) by O(name), reports whether it is current
+    against the declared O(spec) and O(provision_hashes), converts a provisioned build VM (or build container) into it,
+    retires it, or removes it.
   - >-
     A template made by this module records what built it in its Notes, on two managed lines that leave every other line
     alone, C([puls-provision: PATH=HASH,...]) (the provision files, as P(puls.proxmox.pve_notes_hash#module) reads them)
@@ -38,11 +39,22 @@ options:
         an error that lists them.
     type: str
     required: true
+  guest_type:
+    description:
+      - V(qemu) for a VM template, V(lxc) for a container template (pve-container's C(POST /nodes/{node}/lxc/{vmid}/template),
+        C(src/PVE/API2/LXC.pm) C(template)). Only templates, build guests and linked clones of this type are looked at.
+      - A container template's O(spec) key C(image) is resolved as P(puls.proxmox.pve_container#module) resolves its
+        O(puls.proxmox.pve_container#module:image) (an OS template volume, or a container template); its conversion
+        deletes no setting (a container has no cloud-init drive); its name is its C(hostname).
+    type: str
+    choices: [qemu, lxc]
+    default: qemu
+    version_added: 0.1.0
   vmid:
     description:
-      - With O(state=converted), the VMID of the build VM to convert (required). It must be a QEMU VM tagged
-        C(puls-building), so that a mistyped VMID cannot turn a server into a template. Converting it again once it is
-        template O(name) with the same spec changes nothing.
+      - With O(state=converted), the VMID of the build VM to convert (required). It must be a QEMU VM (a container
+        with O(guest_type=lxc)) tagged C(puls-building), so that a mistyped VMID cannot turn a server into a template.
+        Converting it again once it is template O(name) with the same spec changes nothing.
       - With the other states, the VMID of the template, which must then be template O(name) or a retired generation
         of it (C(NAME-<hash>), tagged C(puls-retired)).
     type: int
@@ -156,6 +168,16 @@ EXAMPLES = r'''
     name: web-golden
     state: retired
 
+- name: Turn a provisioned build container into a container template
+  puls.proxmox.pve_template:
+    name: cache-golden
+    guest_type: lxc
+    vmid: 4712
+    state: converted
+    spec:
+      image: local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst
+      memory: 512
+
 - name: Remove a retired generation once no clone uses it
   puls.proxmox.pve_template:
     name: web-golden
@@ -204,8 +226,8 @@ waited:
   sample: 42
 building:
   description:
-    - The build of template O(name) in progress - a VM named C(NAME-build) tagged C(puls-building), as the
-      C(puls.proxmox.reconcile) role makes it, converted already or not - or null when none runs.
+    - The build of template O(name) in progress - a guest of O(guest_type) named C(NAME-build) tagged
+      C(puls-building), as the C(puls.proxmox.reconcile) role makes it, converted already or not - or null when none runs.
   returned: when O(state=present)
   type: dict
   contains:
@@ -254,6 +276,7 @@ diff:
 '''
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import GUEST_TYPES
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
 from ansible_collections.puls.proxmox.plugins.module_utils._template_io import reconcile
 from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import STATES, TemplateRequest
@@ -271,6 +294,7 @@ ARGUMENT_SPEC = {
     'timeout': {'type': 'int', 'default': DEFAULT_TASK_TIMEOUT},
     'wait': {'type': 'int', 'default': 0},
     'wait_delay': {'type': 'int', 'default': 10},
+    'guest_type': {'type': 'str', 'default': 'qemu', 'choices': list(GUEST_TYPES)},
 }
 
 

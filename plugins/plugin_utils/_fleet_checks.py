@@ -19,7 +19,8 @@ def declared_machines(hostvars, templates, vms, containers=()):
     machines = []
     for host in dict.fromkeys([*templates, *vms, *containers]):
         declared = hostvars[host]
-        container = host in containers and host not in templates and host not in vms
+        # A host of pve_templates that declares pve_container is a container template (the role's reconcile_guest_type).
+        container = (host in containers and host not in templates and host not in vms) or (host in templates and bool(declared.get('pve_container')))
         machines.append(
             {
                 'host': host,

@@ -323,6 +323,8 @@ def test_examples_run_as_written(lab, tmp_path):
     api = lab_vms.client(lab)
     _private, key = lab_vms.ssh_key(tmp_path)
     build_vm(lab, api, 4711, 'web-build', 1, key)
+    # The build container of the container template's example, as the bake leaves it: tagged puls-building, stopped.
+    lab.call(lambda: lab.pve.add_ct(4712, 'cache-golden-build', config={'tags': 'puls-building', 'memory': 512}))
     examples = yaml.safe_load(re.search(r"EXAMPLES = r'''(.*?)'''", MODULE.read_text(), re.S).group(1))
 
     run = run_playbook(tmp_path, template_play(*examples), lab.env, inventory=LOCALHOST)
@@ -330,5 +332,7 @@ def test_examples_run_as_written(lab, tmp_path):
     assert run.rc == 0, run.stdout
     assert run.one('Say why it must be rebuilt')['msg'] == 'rebuild web-golden: template web-golden does not exist'
     assert run.one('Turn the provisioned build VM into the template')['changed']
+    assert run.one('Turn a provisioned build container into a container template')['changed']
+    assert lab.call(lambda: [(ct.config['hostname'], ct.template) for ct in lab.pve.cts if ct.vmid == 4712]) == [('cache-golden', True)]
     assert re.fullmatch(r'web-golden-[0-9a-f]{8}', run.one('Keep the old template for its linked clones, under another name')['name'])
     assert run.one('Remove a retired generation once no clone uses it')['changed'] and 4711 not in guests(lab)

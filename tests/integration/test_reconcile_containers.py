@@ -41,33 +41,41 @@ def containers(lab):
     return lab.call(lambda: {ct.config.get('hostname'): (ct.vmid, ct.status, dict(ct.config)) for ct in lab.pve.cts})
 
 
-@pytest.mark.slow(minutes=2)
-def test_a_container_fleet_is_planned_created_provisioned_then_left_alone_without_ssh_and_destroyed_or_pruned(lab, tmp_path):
-    (tmp_path / 'mark.yml').write_text(textwrap.dedent(MARK))
-    key, public = lab_vms.ssh_key(tmp_path)
-    volume = f'local:vztmpl/{CONTAINER_TEMPLATE}'
-    # Root's SSH keys are pve_ssh_keys, as the role gives them to every container.
-    declared = {'image': volume, 'storage': 'local-lvm', 'node': 'pve1', 'gateway': lab.gateway}
-    hosts = {
-        'dns1': {'pve_container': dict(declared, ip=f'{lab.address(31)}/24', cores=1, memory=256, tags=['dns']), 'pve_provision': ['mark.yml']},
-        'cache1': {'pve_container': dict(declared, ip=f'{lab.address(32)}/24', memory=512)},
-    }
-    inventory = {
+def fleet(lab, tmp_path, templates, cts):
+    """The inventory of templates and containers (host -> variables), root's SSH key made in tmp_path (once), and the
+    Debian container template downloaded by pve_isos."""
+    key, public = (
+        (tmp_path / 'id_ed25519', (tmp_path / 'id_ed25519.pub').read_text().strip()) if (tmp_path / 'id_ed25519').exists() else lab_vms.ssh_key(tmp_path)
+    )
+    download = {'filename': CONTAINER_TEMPLATE, 'content': 'vztmpl', 'storage': 'local', 'node': 'pve1', 'url': lab.served.url(CONTAINER_TEMPLATE)}
+    return {
         'all': {
             'vars': {
+                # Root's SSH keys are pve_ssh_keys, as the role gives them to every container made from an OS template.
                 'pve_ssh_user': 'root',
                 'pve_ssh_keys': [public],
                 'pve_ssh_private_key_file': str(key),
                 'pve_guest_python': sys.executable,
                 'pve_provision_dir': str(tmp_path),
                 'pve_nodes': lab.nodes,
-                'pve_isos': [
-                    {'filename': CONTAINER_TEMPLATE, 'content': 'vztmpl', 'storage': 'local', 'node': 'pve1', 'url': lab.served.url(CONTAINER_TEMPLATE)}
-                ],
+                'pve_template_wait_delay': 1,
+                'pve_isos': [download],
             },
-            'children': {'pve_containers': {'hosts': hosts}},
+            'children': {'pve_templates': {'hosts': templates}, 'pve_containers': {'hosts': cts}},
         }
     }
+
+
+@pytest.mark.slow(minutes=2)
+def test_a_container_fleet_is_planned_created_provisioned_then_left_alone_without_ssh_and_destroyed_or_pruned(lab, tmp_path):
+    (tmp_path / 'mark.yml').write_text(textwrap.dedent(MARK))
+    volume = f'local:vztmpl/{CONTAINER_TEMPLATE}'
+    declared = {'image': volume, 'storage': 'local-lvm', 'node': 'pve1', 'gateway': lab.gateway}
+    hosts = {
+        'dns1': {'pve_container': dict(declared, ip=f'{lab.address(31)}/24', cores=1, memory=256, tags=['dns']), 'pve_provision': ['mark.yml']},
+        'cache1': {'pve_container': dict(declared, ip=f'{lab.address(32)}/24', memory=512)},
+    }
+    inventory = fleet(lab, tmp_path, {}, hosts)
 
     planned = site(lab, tmp_path, inventory, 'plan', check=True)
     assert lab.writes() == [] and lab.ssh_connections() == 0

@@ -270,15 +270,54 @@ def test_a_seed_iso_of_another_vm_is_only_detached_and_a_vm_without_one_has_none
 
 def test_the_build_vm_must_exist_and_be_a_qemu_vm():
     assert find_build_vm(RESOURCES, 120)['name'] == 'web-golden'
-    for vmid, words in ((555, 'does not exist'), (130, 'only a QEMU VM')):
+    for vmid, words in ((555, 'does not exist'), (130, 'give the VMID of a QEMU VM')):
         with pytest.raises(SpecError, match=words) as raised:
             find_build_vm(RESOURCES, vmid)
         assert raised.value.option == 'vmid'
 
 
+def test_a_container_template_is_found_among_containers_only_and_named_by_its_hostname():
+    cts = RESOURCES + [
+        {'type': 'lxc', 'vmid': 400, 'name': 'web-golden', 'node': 'pve2', 'template': 1, 'tags': 'puls-managed'},
+        {'type': 'lxc', 'vmid': 401, 'name': 'web-golden-build', 'node': 'pve2', 'template': 0, 'tags': 'puls-building'},
+    ]
+    assert find_template(cts, 'web-golden', guest_type='lxc')['vmid'] == 400
+    assert find_template(cts, 'web-golden')['vmid'] == 300  # a VM template's lookup never sees the container template
+    assert _template_plan.find_building(cts, 'web-golden', 'lxc')['vmid'] == 401 and _template_plan.find_building(cts, 'web-golden') is None
+    assert find_build_vm(cts, 130, 'lxc')['type'] == 'lxc'
+    with pytest.raises(SpecError, match='give the VMID of a container'):
+        find_build_vm(cts, 120, 'lxc')
+    with pytest.raises(SpecError, match='not a template'):
+        find_template(cts, 'web-golden', 300, 'lxc')
+    assert (_template_plan.name_key('lxc'), _template_plan.name_key('qemu')) == ('hostname', 'name')
+
+
+def test_a_linked_clone_of_a_container_template_uses_its_base_in_the_root_file_system_or_a_mount_point():
+    assert _template_plan.uses_base({'rootfs': 'local:400/base-400-disk-0.raw/402/vm-402-disk-0.raw,size=8G'}, 400)
+    assert _template_plan.uses_base({'rootfs': 'local-lvm:vm-402-disk-0,size=8G', 'mp0': 'local:400/base-400-disk-1.raw/402/vm-402-disk-1.raw,mp=/srv'}, 400)
+    assert not _template_plan.uses_base({'rootfs': 'local-lvm:vm-402-disk-0,size=8G'}, 400)
+    assert [e['vmid'] for e in _template_plan.linked_clone_candidates(RESOURCES, 9017, 'lxc')] == [130]
+
+
+def test_a_container_templates_image_is_an_os_template_volume_or_a_container_template():
+    class Client:
+        def get(self, path, **params):
+            return [{'node': 'pve1', 'status': 'online'}] if path == '/nodes' else {'description': ''}
+
+    volume = 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst'
+    identity, described = _template_io.image_identity(Client(), {'image': volume}, RESOURCES, guest_type='lxc')
+    assert identity == f'{volume}@unrecorded' and described == volume
+    cts = RESOURCES + [{'type': 'lxc', 'vmid': 400, 'name': 'base-ct', 'node': 'pve2', 'template': 1}]
+    assert _template_io.image_identity(Client(), {'image': 'base-ct'}, cts, guest_type='lxc') == ('400:base-ct', 'base-ct (400)')
+    with pytest.raises(SpecError, match='names no container template') as raised:
+        _template_io.image_identity(Client(), {'image': 'ubuntu-24.04-cloud'}, cts, guest_type='lxc')
+    assert raised.value.option == 'spec'
+
+
 @pytest.mark.parametrize(
     'params, option',
     [
+        ({'name': 'web', 'spec': 'x', 'guest_type': 'openvz'}, 'guest_type'),
         ({'name': 'web golden', 'spec': 'x'}, 'name'),
         ({'name': 'web', 'state': 'converted', 'spec': 'x'}, 'vmid'),
         ({'name': 'web', 'state': 'converted', 'vmid': 120}, 'spec'),
