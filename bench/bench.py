@@ -72,8 +72,12 @@ class Side:
         return result
 
 
+def ours_side(lab, workdir):
+    return Side('ours', OURS_BIN, fleets.write_ours(workdir), dict(fleets.ours_env(lab), ANSIBLE_COLLECTIONS_PATH=str(measure.COLLECTIONS)))
+
+
 def sides(lab, workdir, peer_bin):
-    ours = Side('ours', OURS_BIN, fleets.write_ours(workdir), dict(fleets.ours_env(lab), ANSIBLE_COLLECTIONS_PATH=str(measure.COLLECTIONS)))
+    ours = ours_side(lab, workdir)
     # The peer's venv has its collections (community.proxmox among them) in its own site-packages.
     peer = Side('peer', peer_bin, fleets.write_peer(lab, workdir), dict(fleets.peer_env(lab), ANSIBLE_COLLECTIONS_PATH=str(workdir / 'peer-collections')))
     return ours, peer
@@ -153,6 +157,24 @@ def zero_drift(args, peer_bin):
             point['ratio_ours_over_peer'] = {key: ratio(point['ours'][key], point['peer'][key]) for key in ('wall_seconds', 'api_requests', 'module_runs')}
             points.append(point)
     return points
+
+
+def scale_point(args):
+    """Ours alone at args.scale VMs, on a lab of its own: converged first (not measured), then args.repeat zero-drift
+    runs. Its VMs take DHCP and no provision file, as the lab's block has no static address for each of them and 500
+    SSH guests are more than the seeding is worth: they are stopped (a running VM is an SSH guest of the lab). The pass
+    reads each VM's config as at the other sizes."""
+    workdir = args.results / 'work' / 'scale'
+    with fresh_lab(workdir) as lab:
+        ours = ours_side(lab, workdir)
+        inventory = fleets.write_inventory(lab, workdir, args.scale, provision=False, pin_vmid=False, dhcp=True)
+        print(f'scale: converging {args.scale} VMs (not measured)', flush=True)
+        converge = must_succeed(ours.run(lab, workdir, inventory, f'converge-{args.scale}', args.forks), f'converging {args.scale} VMs with puls.proxmox.site')
+        runs = [
+            must_succeed(ours.run(lab, workdir, inventory, f'ours-{args.scale}-{repeat + 1}', args.forks), f'ours at N={args.scale}')
+            for repeat in range(args.repeat)
+        ]
+    return {'n': args.scale, 'converge_wall_seconds': converge.wall_seconds, 'ours': summary(runs)}
 
 
 def linear_fit(points, side):
@@ -293,12 +315,18 @@ def verdicts(results):
     return judged
 
 
+RUN_HEADERS = ['N', 'side', 'wall s', 'API req', 'module runs', 'processes', 'SSH', 'peak RSS MB', 'tree RSS MB', 'changed']
+
+
 def report(results):
     out = []
     if 'zero-drift' in results:
         rows = perf_docs.zero_drift_rows(results['zero-drift'])
         out.append('zero-drift ({0} runs each, alternating; medians)'.format(results['zero-drift']['repeat']))
-        out.append(table(rows, ['N', 'side', 'wall s', 'API req', 'module runs', 'processes', 'SSH', 'peak RSS MB', 'tree RSS MB', 'changed']))
+        out.append(table(rows, RUN_HEADERS))
+    if 'scale' in results:
+        out.append('\nscale (ours only; {0} runs; medians)'.format(results['scale']['repeat']))
+        out.append(table(perf_docs.scale_rows(results['scale']), RUN_HEADERS))
     if 'growth' in results:
         out.append('\ngrowth (least squares: wall = fixed + marginal x N)')
         rows = perf_docs.growth_rows(results['growth'])
@@ -332,15 +360,16 @@ def main(argv=None):
     parser.add_argument('--create', type=int, default=20, help='VMs created at once in parallel-create (default 20)')
     parser.add_argument('--repeat', type=int, default=3, help='alternating zero-drift runs per side and size (default 3)')
     parser.add_argument('--forks', type=int, default=20, help='ansible forks of every run, both sides (default 20)')
-    parser.add_argument('--scenarios', default='zero-drift,growth,parallel-create')
+    parser.add_argument('--scenarios', default='zero-drift,growth,parallel-create', help='any of zero-drift, growth, parallel-create, scale')
+    parser.add_argument('--scale', type=int, default=500, help='VMs of the scale scenario, ours only (default 500)')
     parser.add_argument('--results', type=pathlib.Path, default=HERE / 'results')
     parser.add_argument('--peer-venv', type=pathlib.Path, default=HERE / '.peer-venv')
     args = parser.parse_args(argv)
     args.sizes = [int(size) for size in args.sizes.split(',') if size]
     scenarios = set(args.scenarios.split(','))
-    unknown = scenarios - {'zero-drift', 'growth', 'parallel-create'}
-    if unknown or any(not 1 <= size <= fleets.MAX_MACHINES for size in args.sizes + [args.create]):
-        parser.error(f'scenarios are zero-drift, growth, parallel-create; sizes 1..{fleets.MAX_MACHINES}')
+    unknown = scenarios - {'zero-drift', 'growth', 'parallel-create', 'scale'}
+    if unknown or any(not 1 <= size <= fleets.MAX_MACHINES for size in args.sizes + [args.create]) or args.scale < 1:
+        parser.error(f'scenarios are zero-drift, growth, parallel-create, scale; sizes 1..{fleets.MAX_MACHINES}')
     peer_bin = args.peer_venv.absolute() / 'bin'
     if not (peer_bin / 'ansible-playbook').exists():
         parser.error(f'no peer venv at {args.peer_venv}: run bench/peer-venv first (make bench does)')
@@ -361,6 +390,8 @@ def main(argv=None):
             results['growth'] = dict(common, **growth(points))
     if 'parallel-create' in scenarios:
         results['parallel-create'] = dict(common, **parallel_create(args, peer_bin))
+    if 'scale' in scenarios:
+        results['scale'] = dict(common, repeat=args.repeat, **scale_point(args))
     for scenario, data in results.items():
         (args.results / f'{scenario}.json').write_text(json.dumps(data, indent=2) + '\n', encoding='utf-8')
     judged = verdicts(results)

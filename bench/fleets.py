@@ -55,9 +55,10 @@ def ssh_key(workdir):
     return path, path.with_suffix('.pub').read_text(encoding='ascii').strip()
 
 
-def write_inventory(lab, workdir, count, provision=True, pin_vmid=True, clone_concurrency=None):
-    """Machines 1..count: a clone of the template with cores, memory, a static address, tags and (provision)
-    one playbook to apply; clone_concurrency sets pve_clone_concurrency (ours only). Returns the inventory's path."""
+def write_inventory(lab, workdir, count, provision=True, pin_vmid=True, clone_concurrency=None, dhcp=False):
+    """Machines 1..count: a clone of the template with cores, memory, a static address (dhcp: stopped, with DHCP, for
+    more machines than the lab's block has addresses), tags and (provision) one playbook to apply; clone_concurrency sets
+    pve_clone_concurrency (ours only). Returns the inventory's path."""
     key, public = ssh_key(workdir)
     hosts = {}
     for index in range(1, count + 1):
@@ -66,10 +67,10 @@ def write_inventory(lab, workdir, count, provision=True, pin_vmid=True, clone_co
             'pve_node': NODE,
             'pve_cores': 2,
             'pve_memory': 1024,
-            'pve_ip': f'{address(lab, index)}/24',
-            'pve_gateway': lab.gateway,
             'pve_tags': list(TAGS),
         }
+        # Stopped with DHCP: a running VM is an SSH guest of the lab, at an address of its block.
+        host.update({'pve_ip': 'dhcp', 'pve_power': 'stopped'} if dhcp else {'pve_ip': f'{address(lab, index)}/24', 'pve_gateway': lab.gateway})
         if pin_vmid:
             host['pve_vmid'] = FIRST_VMID + index
         if provision:

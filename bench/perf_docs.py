@@ -100,6 +100,18 @@ def parallel_create(data):
     return _table(headers, rows, ['---', '--:', '--:', '--:', '--:', '--:', '--:', '--:', '--:'])
 
 
+def scale_rows(data):
+    """Ours at the scale point (also make bench's own table)."""
+    ours = data['ours']
+    keys = ('wall_seconds', 'api_requests', 'module_runs', 'module_processes', 'ssh_connections', 'peak_rss_mb', 'peak_tree_rss_mb', 'changed_tasks')
+    return [[data['n'], 'ours', *(ours.get(key, '-') for key in keys)]]
+
+
+def scale(data):
+    headers = ['N', 'side', 'wall s', 'API requests', 'module runs', 'module processes', 'SSH', 'peak RSS MB (largest process)', 'tree RSS MB', 'changed']
+    return _table(headers, scale_rows(data), ['--:', '---', '--:', '--:', '--:', '--:', '--:', '--:', '--:', '--:'])
+
+
 def targets(data):
     rows = [
         [t['target'], t['bound'], '-' if t['measured'] is None else t['measured'], {True: 'yes', False: 'no', None: 'not measured'}[t['met']]]
@@ -114,6 +126,7 @@ SECTIONS = {
     'slowest': ('zero-drift', slowest),
     'growth': ('growth', growth),
     'parallel-create': ('parallel-create', parallel_create),
+    'scale': ('scale', scale),
     'targets': ('targets', targets),
 }
 

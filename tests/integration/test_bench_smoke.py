@@ -98,3 +98,25 @@ def test_parallel_create_clones_every_vm_on_both_sides_and_compares_with_one_clo
     assert (parallel['module_runs'], parallel['module_processes']) == (5, 0)
     assert judged['first run: parallel creations failed or missing']['measured'] == 0
     assert judged['first run: parallel/single wall']['measured'] == create['ours']['parallel_over_single_wall']
+
+
+def test_the_scale_point_reconciles_ours_alone_at_its_size_and_make_bench_docs_shows_it(tmp_path):
+    results, table = bench(tmp_path, '--scenarios', 'scale', '--scale', '3', '--repeat', '1')
+    scale = results['scale']
+    assert scale['n'] == 3 and 'peer' not in scale and 'scale (ours only' in table
+    ours = scale['ours']
+    # Converged: the run changes nothing, opens no SSH connection, reads the listing and each VM's config once.
+    assert (ours['changed_tasks'], ours['failed_tasks'], ours['ssh_connections'], ours['api_writes']) == (0, 0, 0, 0)
+    assert ours['api_requests_by_path']['GET /api2/json/nodes/{node}/qemu/{vmid}/config'] == 3
+    assert (ours['module_runs'], ours['module_processes']) == (1, 0) and ours['peak_rss_mb'] > 0
+    docs = tmp_path / 'performance.md'
+    docs.write_text((REPO / 'docs' / 'performance.md').read_text(encoding='utf-8'), encoding='utf-8')
+    done = subprocess.run(
+        [sys.executable, str(REPO / 'bench' / 'perf_docs.py'), '--results', str(tmp_path / 'results'), '--docs', str(docs)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    section = docs.read_text(encoding='utf-8').split('<!-- bench:scale -->\n')[1].split('\n<!-- /bench:scale -->')[0]
+    assert section.splitlines()[2].startswith('| 3 | ours | ') and section.splitlines()[2].endswith(' | 0 |')
