@@ -47,7 +47,7 @@ def test_each_section_the_results_cover_is_rewritten_and_the_prose_and_other_sec
         'ours': {'marginal_ms_per_machine': 36.6, 'fixed_seconds': 5.3, 'r2': 0.24},
     }
     rewritten, kept = perf_docs.render(page(), {'targets': targets, 'growth': growth})
-    assert kept == ['zero-drift', 'slowest', 'parallel-create']
+    assert kept == ['zero-drift', 'slowest', 'parallel-create', 'scale']
     assert 'old zero-drift' in rewritten and 'old targets' not in rewritten and 'old growth' not in rewritten
     assert 'Measured at commit abc1234 on 2026-12-02' in rewritten and 'community.proxmox 1.4.0' in rewritten
     assert '| zero drift: wall s at N=100 | 4 | 7.4 | no |' in rewritten
@@ -56,6 +56,22 @@ def test_each_section_the_results_cover_is_rewritten_and_the_prose_and_other_sec
     assert all(f'Prose after {name}.' in rewritten for name in perf_docs.SECTIONS) and rewritten.startswith('Prose before.')
     # Rendering again from the same results changes nothing.
     assert perf_docs.render(rewritten, {'targets': targets, 'growth': growth})[0] == rewritten
+
+
+def test_the_scale_point_is_one_row_of_ours_with_module_runs_and_processes():
+    ours = {
+        'wall_seconds': 29.655,
+        'api_requests': 501,
+        'module_runs': 1,
+        'module_processes': 0,
+        'ssh_connections': 0,
+        'peak_rss_mb': 89.2,
+        'peak_tree_rss_mb': 166.9,
+        'changed_tasks': 0,
+    }
+    rewritten, kept = perf_docs.render(page(), {'scale': {'machine': MACHINE, 'peer': PEER, 'n': 500, 'ours': ours}})
+    assert 'scale' not in kept and 'old scale' not in rewritten
+    assert '| 500 | ours | 29.655 | 501 | 1 | 0 | 0 | 89.2 | 166.9 | 0 |' in rewritten
 
 
 def test_a_page_without_a_section_is_refused_naming_the_marker():
