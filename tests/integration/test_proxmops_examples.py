@@ -20,9 +20,10 @@ SITE = '- import_playbook: puls.proxmox.site\n'
 
 # The four files of proxmops' examples/proxmox/ (github.com/prop4n/proxmops), public reference data: networks/vmbr0.yaml
 # at commit b43e7d20caaf4b0e0618b5b910c2fabf46e95aaa, the others at be77ae2e9654efdabc47e96e58787dc0ea1452da. Changed
-# only where the lab must differ, each change said beside it: the node pve-node1 is the lab's pve1; 10.0.0.0/24 is the
-# lab's block, where the node (10.0.0.1, vmbr0's address and the container's gateway) is at NODE_ADDRESS and
-# 10.0.0.53 at lab.address(43), its .53; the ISO comes from the lab's file server, with its real sha256.
+# only where the lab must differ, each change said beside it: the node pve-node1 is the lab's pve1; proxmops' /24 of
+# the examples is the lab's loopback block, where the node (its .1 there, vmbr0's address and the container's gateway)
+# is at NODE_ADDRESS and the container's .53 at lab.address(43), its .53 too; the ISO comes from the lab's file server,
+# with its real sha256. No address of proxmops' examples is kept, not even in a comment.
 VMBR0 = """\
 apiVersion: proxmops.dev/v1
 kind: Network
@@ -33,7 +34,7 @@ spec:
   type: bridge
   ports: [eno1]
   vlanAware: true
-  cidr: {node_address}/24           # proxmops: 10.0.0.1/24, the node's own address
+  cidr: {node_address}/24           # proxmops: the .1 of its /24, the node's own address
   # Added, the two opt-ins the collection asks before it takes over the installer's vmbr0 and changes the bridge that
   # carries the node's address (pve_node_network's adopt and allow_management_change; docs/manifests.md#networks).
   # Without them the run is refused before any change. The declared address stays the node's own, as in proxmops'
@@ -77,8 +78,8 @@ spec:
     size: 8G
   net:
     - bridge: vmbr0
-      ip: {dns_address}/24          # proxmops: 10.0.0.53/24
-      gw: {node_address}            # proxmops: 10.0.0.1
+      ip: {dns_address}/24          # proxmops: the .53 of its /24
+      gw: {node_address}            # proxmops: the .1, the node's address
   # proxmops: debian-12-standard. No manifest of the four downloads an OS template (proxmops does not create
   # containers), so the name matches no Iso manifest; the test puts the lab's Debian 12 template on pve1 first, as
   # `pveam download` would, and the manifest names that volume.
