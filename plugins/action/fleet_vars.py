@@ -1,12 +1,14 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""fleet_vars: every host's variables validated and read in one task, in the controller's own process.
+"""fleet_vars: every host's variables validated and each machine's options built in one task, in one process.
 
 Ansible validates a role's variables with a task per host (a worker process each), and a set_fact that reads a
 variable per host costs as much: at a hundred machines that need nothing, those two tasks were most of a zero-drift
 run (docs/performance.md). Here each host's variables are computed as its own task would see them (the variable
 manager of the run, with this task's play and role) and validated with the same validator Ansible's
-ansible.builtin.validate_argument_spec uses, one host after the other, with no process per host.
+ansible.builtin.validate_argument_spec uses, one host after the other, with no process per host. The machines' module
+options are built from the validated values in Python (plugin_utils/_role_options.py, which the role's vars/main.yml
+uses too), not by templating the role's variables per host: Ansible compiles a Jinja template anew each time.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from ansible.errors import AnsibleError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.puls.proxmox.plugins.plugin_utils._role_options import fleet_machine, is_container
+
 ARGUMENT_SPEC = {
     'hosts': {'type': 'list', 'elements': 'str', 'required': True},
     'entry_point': {'type': 'str', 'default': 'main'},
-    'gather': {'type': 'dict', 'default': {}},
-    'gather_hosts': {'type': 'list', 'elements': 'str'},
+    'gather_hosts': {'type': 'list', 'elements': 'str', 'default': []},
 }
 
 
@@ -34,7 +37,9 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         _validation, params = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         validator = ArgumentSpecValidator(self._role_options(task_vars, params['entry_point']))
-        gather_hosts = set(params['hosts'] if params['gather_hosts'] is None else params['gather_hosts'])
+        gather_hosts = set(params['gather_hosts'])
+        groups = task_vars.get('groups') or {}
+        templates, vms, containers = (groups.get(group) or [] for group in ('pve_templates', 'pve_vms', 'pve_containers'))
         errors, gathered = {}, {}
         for host in params['hosts']:
             try:
@@ -45,9 +50,8 @@ class ActionModule(ActionBase):
                 if problems:
                     errors[host] = problems
                 elif host in gather_hosts:
-                    # The role's variables as validated, already templated: what gather reads from them is not again.
-                    templar.available_variables = {**variables, **provided}
-                    gathered[host] = dict(self._gathered(templar, params['gather']), host=host)
+                    container = is_container(host, templates, vms, containers, provided.get('pve_container'))
+                    gathered[host] = fleet_machine(host, provided, container)
             except AnsibleError as exc:
                 errors[host] = [str(exc)]
         result.update(changed=False, errors=errors, hosts=gathered)
@@ -79,18 +83,22 @@ class ActionModule(ActionBase):
         )
 
     @staticmethod
-    def _gathered(templar, gather):
-        """Each variable gather names, templated in the host's variables."""
-        variables = templar.available_variables
-        undefined = sorted(name for name in gather.values() if name not in variables)
-        if undefined:
-            raise AnsibleError(f"{', '.join(undefined)} undefined")
-        return {key: templar.template(variables[name]) for key, name in gather.items()}
-
-    @staticmethod
     def _validated(templar, validator):
         """What ansible.builtin.validate_argument_spec would say of these variables (the role's options only), and
         their templated values."""
         variables = templar.available_variables
-        provided = {name: templar.template(variables[name]) for name in validator.argument_spec if name in variables}
+        provided = {name: _plain(templar.template(variables[name])) for name in validator.argument_spec if name in variables}
         return list(validator.validate(provided, validate_role_argument_spec=True).error_messages), provided
+
+
+def _plain(value):
+    """value with Ansible's tagged types (a templated string carries its origin) made the plain ones: the validator
+    deep-copies what it validates, which for tagged values costs most of this task's time at a hundred hosts."""
+    if isinstance(value, dict):
+        return {_plain(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    for plain in (bool, str, int, float):
+        if isinstance(value, plain):
+            return plain(value)
+    return value

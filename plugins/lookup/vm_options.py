@@ -5,7 +5,7 @@ from __future__ import annotations
 
 DOCUMENTATION = r'''
 name: vm_options
-short_description: A machine's pve_vm options from its pve_* variables, as the reconcile role maps them
+short_description: A machine's module options from its pve_* variables, as the reconcile role maps them
 version_added: 0.1.0
 author:
   - puls.proxmox contributors (@puls-proxmox)
@@ -15,6 +15,9 @@ description:
     not defined gives no option, so that pve_vm leaves that setting alone.
   - The role's special cases are kept. C(state) comes from C(pve_power). The cloud-init user (C(pve_ssh_user)) is written
     only with keys or a password, and neither it nor the keys with C(pve_user_data), which brings its own users.
+  - Also the options the role gives P(puls.proxmox.pve_container#module) (C(pve_container) and what the role declares
+    for every machine) and P(puls.proxmox.pve_notes_hash#module) (the provision files), from the same code the role's
+    pre-flight builds every machine's options with (P(puls.proxmox.fleet_vars#module)).
   - Returns one dict per term. The result holds the machine's secrets (C(ci_password), C(user_data)); keep it out of the
     output (C(no_log)).
 options:
@@ -22,7 +25,8 @@ options:
     description:
       - What the options are for. V(machine) - pve_vm's options of a declared machine. V(build) - those of a template's
         build VM, before the bake's own (name, state, VMID, tags, a temporary key). V(template_spec) - what enters a
-        template's spec hash, keyed by variable name without C(pve_).
+        template's spec hash, keyed by variable name without C(pve_). V(container) - pve_container's options of a
+        container. V(provision) - pve_notes_hash's options for the machine's C(pve_provision) files.
     type: list
     elements: str
     required: true
@@ -36,7 +40,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _raw:
-  description: One dict per term, of pve_vm's options (or, for V(template_spec), of spec keys) to their values.
+  description: One dict per term, of the module's options (or, for V(template_spec), of spec keys) to their values.
   type: list
   elements: dict
 '''
@@ -45,7 +49,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.loader import lookup_loader
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import PURPOSES, role_options, role_variables
+from ansible_collections.puls.proxmox.plugins.plugin_utils._role_options import PURPOSES
 
 # What the builtin vars lookup answers for an undefined variable.
 _UNDEFINED = '__puls_undefined__'
@@ -60,7 +64,7 @@ class LookupModule(LookupBase):
         for purpose in terms:
             if purpose not in PURPOSES:
                 raise AnsibleError(f'vm_options: {purpose!r} is not one of {", ".join(PURPOSES)}')
-            names = role_variables(purpose)
+            names, options = PURPOSES[purpose]
             values = read.run(list(names), variables, default=_UNDEFINED)
-            results.append(role_options(purpose, {name: value for name, value in zip(names, values) if value != _UNDEFINED}))
+            results.append(options({name: value for name, value in zip(names, values) if value != _UNDEFINED}))
         return results

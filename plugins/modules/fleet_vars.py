@@ -6,18 +6,22 @@ from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: fleet_vars
-short_description: Validate and read the variables of many hosts in one task
+short_description: Validate the variables of many hosts and build their machines' options in one task
 version_added: 0.1.0
 description:
   - >-
     For each host of O(hosts), computes its variables as a task of this play and role on that host would see them,
     and validates them against the calling role's argument spec (C(meta/argument_specs.yml), entry point
-    O(entry_point)) with the validator of M(ansible.builtin.validate_argument_spec). Then reads, for each valid host
-    of O(gather_hosts), the variables that O(gather) names, templated in that host's variables.
+    O(entry_point)) with the validator of M(ansible.builtin.validate_argument_spec). Then builds, for each valid host
+    of O(gather_hosts), what P(puls.proxmox.pve_fleet_info#module) plans that machine with, from its validated role
+    variables (the C(pve_*) variables of the role puls.proxmox.reconcile).
   - >-
     It does in the controller's own process, in one task, what Ansible's own role validation and a C(set_fact) do
     with a worker process per host: the role puls.proxmox.reconcile runs it with C(run_once) so that a machine that
     needs nothing costs no task of its own (docs/performance.md). Each host's errors are returned under its name.
+  - >-
+    The options are built by the code the role's own variables use (the lookup P(puls.proxmox.vm_options#lookup)),
+    from the values as validated, so that a host's role variables are each templated once.
   - The task never changes anything, and does not fail on invalid variables; the caller decides (see RV(errors)).
 author:
   - puls.proxmox contributors (@puls-proxmox)
@@ -45,30 +49,24 @@ options:
       - The entry point of the role's argument spec to validate against.
     type: str
     default: main
-  gather:
-    description:
-      - >-
-        What to read from each host, as a key and the name of a variable; each host's result holds the variable's
-        templated value under the key, and C(host). An undefined variable is an error of that host.
-    type: dict
-    default: {}
   gather_hosts:
     description:
-      - The hosts to read O(gather) from, among O(hosts). Default is every host of O(hosts).
+      - The hosts among O(hosts) whose machines to build (RV(hosts)); the others are only validated.
     type: list
     elements: str
+    default: []
 notes:
   - Run it from a task of the role whose variables it validates (it finds the argument spec by C(role_path)), with
-    C(run_once), and with C(no_log) when a gathered variable holds a secret.
+    C(run_once), and with C(no_log), as the machines' options hold their secrets (C(ci_password), C(user_data), a
+    container's password).
 '''
 
 EXAMPLES = r'''
 # In a task of a role with meta/argument_specs.yml.
-- name: Validate every host's variables and read each one's options
+- name: Validate every host's variables and build each machine's options
   puls.proxmox.fleet_vars:
     hosts: "{{ ansible_play_hosts }}"
-    gather:
-      vm: my_role_vm_options
+    gather_hosts: "{{ groups['pve_vms'] | intersect(ansible_play_hosts) }}"
   run_once: true
   no_log: true
   register: fleet
@@ -87,8 +85,12 @@ errors:
   type: dict
   sample: {"web1": ["argument 'pve_cores' is of type str and we were unable to convert to int: ..."]}
 hosts:
-  description: Each valid host of O(gather_hosts), and the values O(gather) reads from it, with C(host).
+  description:
+    - Each valid host of O(gather_hosts), and its machine as P(puls.proxmox.pve_fleet_info#module) takes it
+      (its O(puls.proxmox.pve_fleet_info#module:machines)) - C(host), C(type) (V(qemu) or V(lxc)), C(vm) (the options of
+      M(puls.proxmox.pve_vm) or M(puls.proxmox.pve_container)), C(provision) (those of M(puls.proxmox.pve_notes_hash))
+      and C(replace) (C(pve_replace)).
   returned: always
   type: dict
-  sample: {"web1": {"host": "web1", "vm": {"name": "web1", "cores": 2}}}
+  sample: {"web1": {"host": "web1", "type": "qemu", "vm": {"name": "web1", "cores": 2}, "provision": {"files": []}, "replace": ""}}
 '''

@@ -10,6 +10,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC, QEMU, noun
 from ansible_collections.puls.proxmox.plugins.plugin_utils._image_problems import image_problems
+from ansible_collections.puls.proxmox.plugins.plugin_utils._role_options import is_container
 
 
 def declared_machines(hostvars, templates, vms, containers=()):
@@ -19,8 +20,7 @@ def declared_machines(hostvars, templates, vms, containers=()):
     machines = []
     for host in dict.fromkeys([*templates, *vms, *containers]):
         declared = hostvars[host]
-        # A host of pve_templates that declares pve_container is a container template (the role's reconcile_guest_type).
-        container = (host in containers and host not in templates and host not in vms) or (host in templates and bool(declared.get('pve_container')))
+        container = is_container(host, templates, vms, containers, declared.get('pve_container'))
         machines.append(
             {
                 'host': host,
