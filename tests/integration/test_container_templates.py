@@ -2,9 +2,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Container templates baked by puls.proxmox.site against the lab: a host of pve_templates that declares pve_container
 is built from the OS template pve_isos downloads, provisioned over SSH, generalized, converted by pve_template
-(guest_type lxc), and a container of pve_containers is cloned from it as a linked clone; each real run is planned
-first by a check run (plan_then_run). A changed provision file rebuilds the template and only it; the previous one
-stays, retired, for its linked clone. Last, a container declared with pve_replace replaces an existing one, which
+(guest_type lxc), and a container of pve_containers is cloned from it as a linked clone, beside one made from the OS
+template; each real run is planned first by a check run (plan_then_run). A changed provision file rebuilds the
+template and only it; the previous one stays, retired, for its linked clone. Last, a container declared with pve_replace replaces an existing one, which
 goes only after its successor converged and was provisioned.
 
 Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integration/test_container_templates.py -p no:xdist
@@ -41,15 +41,22 @@ def test_a_container_template_is_baked_cloned_and_rebuilt_only_when_its_provisio
         'pve_provision': ['base.yml'],
     }
     app = {'pve_container': {'image': 'ct-golden', 'linked_clone': True, 'ip': f'{lab.address(42)}/24', 'gateway': lab.gateway}, 'pve_provision': ['app.yml']}
-    declared = fleet(lab, tmp_path, {'ct-golden': golden}, {'app1': app})
+    # web1, made from the OS template, takes another path than app1's (its module, where app1 is planned unasked in
+    # check mode): each must still run its own steps in their order, provisioning last.
+    web = {
+        'pve_container': {'image': VOLUME, 'storage': 'local-lvm', 'node': 'pve1', 'ip': f'{lab.address(43)}/24', 'gateway': lab.gateway},
+        'pve_provision': ['app.yml'],
+    }
+    declared = fleet(lab, tmp_path, {'ct-golden': golden}, {'app1': app, 'web1': web})
 
     planned, _applied = plan_then_run(lab, tmp_path, declared)
     assert guests(planned.plan) == {
         ('template', 'ct-golden'): ['build', 'provision base.yml'],
         ('container', 'app1'): ['create', 'provision app.yml'],
+        ('container', 'web1'): ['create', 'provision app.yml'],
     }, why(planned)
     made = containers(lab)
-    assert set(made) == {'ct-golden', 'app1'}, made
+    assert set(made) == {'ct-golden', 'app1', 'web1'}, made
     golden_vmid, is_template, _status, config = made['ct-golden']
     assert is_template and config['tags'] == 'puls-managed', config
     recorded = _template_plan.recorded_entries(config['description'])
@@ -59,6 +66,7 @@ def test_a_container_template_is_baked_cloned_and_rebuilt_only_when_its_provisio
     app_vmid, is_template, status, app_config = made['app1']
     assert not is_template and status == 'running' and f'ip={lab.address(42)}/24' in app_config['net0']
     assert (lab.guest(app_vmid).home / 'marks').read_text().splitlines() == ['app.yml on app1']
+    assert (lab.guest(made['web1'][0]).home / 'marks').read_text().splitlines() == ['app.yml on web1']
 
     # The template's provision file changes: the template alone is rebuilt, the clone stays as it is.
     (tmp_path / 'base.yml').write_text((tmp_path / 'base.yml').read_text() + '\n# changed\n')
@@ -66,6 +74,7 @@ def test_a_container_template_is_baked_cloned_and_rebuilt_only_when_its_provisio
     assert guests(planned.plan) == {
         ('template', 'ct-golden'): ['rebuild (provision file base.yml changed)', 'provision base.yml'],
         ('container', 'app1'): ['ok'],
+        ('container', 'web1'): ['ok'],
     }, why(planned)
     rebuilt = containers(lab)
     assert rebuilt['app1'][0] == app_vmid and rebuilt['ct-golden'][0] != golden_vmid and rebuilt['ct-golden'][1]

@@ -65,7 +65,7 @@ def test_a_declared_vm_without_the_owner_tag_stops_the_run_before_any_change_unt
         assert (
             'lost1: VM 151 (lost1 on pve1) lacks the owner tag puls-managed, but its Notes hold a [puls-provision: ...] record, so Puls provisioned it'
         ) in run.stdout, run.stdout
-        assert not run.for_task('puls.proxmox.reconcile : Converge the VM')
+        assert not run.for_task('puls.proxmox.reconcile : Create or converge the VM')
     assert len(lab.writes()) == writes
 
     # Adopted from the inventory, the pve_vm timeouts given as role variables.
@@ -75,10 +75,7 @@ def test_a_declared_vm_without_the_owner_tag_stops_the_run_before_any_change_unt
     adopted = site(lab, tmp_path, inventory, 'adopt')
     assert planned.rc == adopted.rc == 0, why(planned, adopted)
     assert machines(planned.plan) == machines(adopted.plan) == {('vm', 'handmade1'): ['update'], ('vm', 'lost1'): ['update']}
-    # The include of vm.yml has the same name as pve_vm's task in it: the latter has the module's arguments.
-    args = [record['result'] for record in adopted.for_task('puls.proxmox.reconcile : Converge the VM', 'handmade1') if 'invocation' in record['result']][0][
-        'invocation'
-    ]['module_args']
+    args = adopted.one('puls.proxmox.reconcile : Create or converge the VM', 'handmade1')['invocation']['module_args']
     assert (args['adopt'], args['shutdown_timeout'], args['agent_timeout'], args['timeout']) == (True, 30, 5, 120)
     for vmid in (150, 151):
         config = api.vm_config('pve1', vmid)

@@ -139,8 +139,8 @@ def test_a_vm_and_a_template_imported_from_a_cloud_image_the_same_run_downloads_
         ('vm', 'imp1'): ['create'],
     }
     # The plan names the volume the VM is imported from, as the real run then does.
-    created = planned.one('puls.proxmox.reconcile : Create the VM', 'imp1')
-    assert created['diff'] == applied.one('puls.proxmox.reconcile : Create the VM', 'imp1')['diff']
+    created = planned.one('puls.proxmox.reconcile : Create or converge the VM', 'imp1')
+    assert created['diff'] == applied.one('puls.proxmox.reconcile : Create or converge the VM', 'imp1')['diff']
     assert volume in str(created['diff']['after']), created['diff']
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import concurrent.futures
 import sys
 import textwrap
+from urllib.parse import parse_qsl
 
 import lab_vms
 import pytest
@@ -249,7 +250,7 @@ def test_bad_input_fails_every_host_before_any_write(lab, tmp_path):
         assert run.rc != 0
         for message in messages:
             assert message in run.stdout, run.stdout
-        assert not run.for_task('puls.proxmox.reconcile : Converge the VM') and not run.for_task('puls.proxmox.reconcile : Create the VM')
+        assert not run.for_task('puls.proxmox.reconcile : Create or converge the VM')
         if name == 'types':
             # Each invalid host has a failure of its own, which names its variables.
             [validation] = run.for_task("puls.proxmox.reconcile : Stop when a machine's variables are invalid")
@@ -278,6 +279,33 @@ def test_two_runs_at_once_on_disjoint_limits_converge_without_duplicates(lab, tm
         ok(run)
     guests = [entry['name'] for entry in api.cluster_vms() if int(entry['vmid']) != TEMPLATE]
     assert sorted(guests) == names
+
+
+@pytest.mark.lab(time_scale=0.05, clone_secs=40)
+def test_new_vms_are_cloned_at_most_pve_clone_concurrency_at_a_time_while_one_that_exists_is_converged(lab, tmp_path):
+    """Five VMs to create under pve_clone_concurrency 2 and Ansible's 5 forks, beside one that exists and is to be
+    converged, all in the same task. The clones in flight are read off the order of the API requests, not off a
+    clock: a clone runs from its POST until the first request naming its new VMID, which pve_vm makes once the
+    clone's task ended. Two at once, not one after the other: the VMs' tasks run in parallel."""
+    api = lab_vms.client(lab)
+    declared = {'pve_image': str(TEMPLATE), 'pve_power': 'stopped', 'pve_cores': 1}
+    ok(site(lab, tmp_path, fleet(lab, tmp_path, {'old1': dict(declared)}), 'first'))
+    names = ['new1', 'new2', 'new3', 'new4', 'new5']
+    inventory = fleet(lab, tmp_path, {'old1': dict(declared, pve_cores=2), **{name: dict(declared) for name in names}}, pve_clone_concurrency=2)
+    before = len(lab.requests())
+    run = ok(site(lab, tmp_path, inventory, 'second'))
+
+    in_flight, most = set(), 0
+    for request in lab.requests()[before:]:
+        vmid = next((part for part in request.path.split('/') if part.isdigit()), None)
+        in_flight.discard(vmid)
+        if request.method == 'POST' and request.path.endswith(f'/qemu/{TEMPLATE}/clone'):
+            in_flight.add(dict(parse_qsl(request.body))['newid'])
+            most = max(most, len(in_flight))
+    assert most == 2, most
+    made = vms(api)
+    assert sorted(made) == sorted(['old1', *names]) and made['old1'][1]['cores'] == 2
+    assert len(run.for_task('puls.proxmox.reconcile : Create or converge the VM')) == 6
 
 
 def test_a_guest_cloned_by_hand_from_an_owned_template_is_neither_adopted_silently_nor_pruned(lab, tmp_path):
