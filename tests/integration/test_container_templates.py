@@ -4,8 +4,8 @@
 is built from the OS template pve_isos downloads, provisioned over SSH, generalized, converted by pve_template
 (guest_type lxc), and a container of pve_containers is cloned from it as a linked clone, beside one made from the OS
 template; each real run is planned first by a check run (plan_then_run). A changed provision file rebuilds the
-template and only it; the previous one stays, retired, for its linked clone. Last, a container declared with pve_replace replaces an existing one, which
-goes only after its successor converged and was provisioned.
+template and only it; the previous one stays, retired, for its linked clone. Last, a container declared with
+pve_replace replaces an existing one, which goes only after its successor converged and was provisioned.
 
 Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integration/test_container_templates.py -p no:xdist
 """
