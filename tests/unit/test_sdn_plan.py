@@ -152,7 +152,9 @@ def test_unowned_vnets_pve_rules_and_zones_with_vnets_are_refused():
 
 def test_bad_options_name_the_field():
     cases = [
-        ({'zones': [{'name': 'Lan', 'type': 'simple'}]}, 'zones[0].name'),
+        ({'zones': [{'name': 'La_n', 'type': 'simple'}]}, 'zones[0].name'),
+        ({'vnets': [{'name': '2web', 'zone': 'lan'}]}, 'vnets[0].name'),
+        ({'zones': [{'name': 'ovl', 'type': 'vxlan', 'peers': []}]}, 'zones[0].peers'),
         ({'zones': [{'name': 'lan'}]}, 'zones[0].type'),
         ({'zones': [{'name': 'lan', 'type': 'simple', 'bridge': 'vmbr0'}]}, 'zones[0].bridge'),
         ({'zones': [{'name': 'ovl', 'type': 'vxlan', 'peers': ['127.0.0.1', 'nope']}]}, 'zones[0].peers'),
@@ -192,9 +194,15 @@ def test_each_write_needs_sdn_allocate_where_pve_checks_it():
     )
     result = plan(spec, APPLIED)
     zone_of = {'web': 'lan', 'hand': 'lan', 'app': 'z2'}
-    needs = {(need.grants[0].privilege, need.grants[0].path, need.purpose) for need in sdn_needs(result.actions, zone_of, deletes_vnets=True)}
+    needs = {
+        (need.grants[0].privilege, need.grants[0].path, need.purpose)
+        for need in sdn_needs(result.actions, zone_of, deletes_vnets=True, nodes=['pve1'], fabrics=True)
+    }
     assert needs == {
         ('SDN.Audit', '/sdn/zones', 'to see every SDN zone and VNet (PVE lists only those one may audit)'),
+        ('SDN.Audit', '/sdn/controllers', 'to see every SDN controller'),
+        ('SDN.Audit', '/sdn/fabrics', 'to see every SDN fabric'),
+        ('Sys.Audit', '/nodes/pve1', 'to see the network changes staged on pve1, which the SDN apply applies, and the reload of its network'),
         ('SDN.Allocate', '/sdn/zones', 'to create zone z2'),
         ('SDN.Allocate', '/sdn/zones/lan', 'to update zone lan'),
         ('SDN.Allocate', '/sdn/zones/z2', 'to create VNet app'),
