@@ -206,11 +206,11 @@ def _undone(client, exc, written, token, can_roll_back):
 def _check_reloads(client, upid, nodes):
     failed = _sdn_reload.failures(client, upid, nodes) if upid else {}
     if failed:
-        raise PveApiError(
+        raise _sdn_reload.ReloadFailed(
             'the SDN config was applied (PUT /cluster/sdn), but the network of '
             + '; '.join(f'node {node} was not reloaded: {why}' for node, why in sorted(failed.items()))
             + ". Its VNets may be missing there: fix the node's network, then apply again (Datacenter > SDN: Apply)",
-            upid=upid,
+            upid,
         )
 
 

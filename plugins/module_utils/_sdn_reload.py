@@ -15,6 +15,14 @@ import re
 
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import LOG_FETCH_LIMIT, parse_upid
 
+class ReloadFailed(RuntimeError):
+    """The SDN config was applied, but not every node's network was reloaded (``upid``: the apply's task)."""
+
+    def __init__(self, message, upid):
+        super().__init__(message)
+        self.upid = upid
+
+
 _PVESH_FAILED = re.compile(r"command 'pvesh set /nodes/(\S+)/network[^']*' failed: (.*)$")
 
 

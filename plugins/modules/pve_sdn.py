@@ -290,6 +290,7 @@ diff:
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
 from ansible_collections.puls.proxmox.plugins.module_utils._sdn_io import reconcile
 from ansible_collections.puls.proxmox.plugins.module_utils._sdn_plan import PENDING_CHOICES, ZONE_TYPES, SdnOptionError, SdnRefused
+from ansible_collections.puls.proxmox.plugins.module_utils._sdn_reload import ReloadFailed
 
 STATE = {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']}
 ZONE = {
@@ -343,6 +344,8 @@ def main():
         module.fail(str(exc), option=exc.option)
     except SdnRefused as exc:
         module.fail(str(exc))
+    except ReloadFailed as exc:
+        module.fail(str(exc), changed=True, applied=True, task_upid=exc.upid)
 
 
 if __name__ == '__main__':
