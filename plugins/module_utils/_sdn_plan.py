@@ -55,6 +55,9 @@ _SDN_ID = re.compile(r'[a-zA-Z][a-zA-Z0-9]*[a-zA-Z0-9]$')
 _SDN_ID_RULE = 'PVE takes a letter, then letters or digits (either case), 2 to 8 in all'
 # Vnets.pm $VNET_PROPERTIES alias pattern (JSONSchema anchors it).
 _ALIAS = re.compile(r'[\(\)-_.\w\d\s]{0,256}$')
+# The zone plugins write the alias into the VNet's stanza (`alias ALIAS`), which ifupdown2 writes to the bridge's
+# ifalias; the kernel keeps less than IFALIASZ (256) bytes.
+_IFALIAS_BYTES = 255
 # The declared option of each setting and its PVE key, per kind; the zone types a zone option is for.
 ZONE_KEYS = {'bridge': 'bridge', 'peers': 'peers', 'vxlan_port': 'vxlan-port', 'mtu': 'mtu', 'nodes': 'nodes', 'dhcp': 'dhcp', 'ipam': 'ipam'}
 ZONE_ONLY_FOR = {'bridge': ('vlan',), 'peers': ('vxlan',), 'vxlan_port': ('vxlan',), 'dhcp': ('simple',)}
@@ -178,8 +181,16 @@ def _check_vnet(option: str, item: Mapping[str, Any]) -> Item:
     if settings.get('tag') is not None and not 1 <= int(settings['tag']) <= 16777215:
         raise SdnOptionError(f'{option}.tag', f'{settings["tag"]} is outside 1 to 16777215')
     alias = settings.get('alias')
-    if alias is not None and (MARK in alias or not _ALIAS.match(alias) or len(alias) > 256 - len(MARK) - 3):
+    if alias is not None and re.search(r'[\n\r]', alias):
+        raise SdnOptionError(f'{option}.alias', f"{alias!r}: an alias is one line (PVE refuses a line feed, pve-common SectionConfig.pm check_value)")
+    if alias is not None and (MARK in alias or not _ALIAS.match(alias)):
         raise SdnOptionError(f'{option}.alias', f'{alias!r}: an alias is letters, digits, spaces and ()-_. and the like, without {MARK!r}')
+    if alias is not None and len(marked_alias(alias).encode()) > _IFALIAS_BYTES:
+        raise SdnOptionError(
+            f'{option}.alias',
+            f'the alias is {len(alias.encode())} bytes; with the mark " ({MARK})" it must fit the {_IFALIAS_BYTES} bytes of a Linux interface alias, '
+            "which ifupdown2 writes to the VNet's /sys/class/net/VNET/ifalias (the kernel refuses a longer one); shorten it",
+        )
     for key in ('vlanaware', 'isolate-ports'):
         if key in settings:
             settings[key] = bool(settings[key])

@@ -253,3 +253,19 @@ def test_zone_and_vnet_ids_with_capitals_are_managed(lab, tmp_path):
     runs = four_runs(tmp_path, play(sdn_task('Declare', **declared)), lab.env)
     assert runs.real.one('Declare')['actions'] == ['create vnet Web2', 'update vnet VNet1', 'apply']
     assert running(lab, 'vnets')['VNet1']['alias'] == 'puls-managed' and running(lab, 'vnets')['Web2']['tag'] == 20
+
+
+def test_an_alias_of_more_than_one_line_or_too_long_for_linux_is_refused_naming_it(lab, tmp_path):
+    """Finding 19: PVE refuses a line feed (SectionConfig.pm check_value); the alias goes to the bridge's ifalias,
+    which the kernel keeps under 256 bytes (ifupdown2 sysfs.py link_set_alias)."""
+    api = lab_vms.client(lab)
+    api.post('/cluster/sdn/zones', zone='lan', type='vlan', bridge='vmbr0')
+    api.run_task('PUT', '/cluster/sdn')
+    tasks = [
+        sdn_task('Two lines', vnets=[{'name': 'web', 'zone': 'lan', 'tag': 20, 'alias': 'Web\ntier'}]),
+        sdn_task('Too long', vnets=[{'name': 'web', 'zone': 'lan', 'tag': 20, 'alias': 'w' * 241}]),
+    ]
+    run = refused_run(tmp_path, lab, 'alias', *tasks)
+    assert run.one('Two lines')['option'] == run.one('Too long')['option'] == 'vnets[0].alias'
+    assert 'an alias is one line' in run.one('Two lines')['msg'] and 'the 255 bytes of a Linux interface alias' in run.one('Too long')['msg']
+    assert not config(lab, 'vnets') and applies(lab) == 1

@@ -258,3 +258,11 @@ def test_zone_and_vnet_ids_are_a_letter_then_letters_or_digits_of_either_case(la
     assert set(by_id(api.data('GET', '/cluster/sdn/vnets'), 'vnet')) == {'WebNet'}
     for bad in ('x', '2lan', 'lan_2', 'toolongid'):
         assert api.error('POST', '/cluster/sdn/zones', zone=bad, type='simple')[0] == 400
+
+
+def test_a_value_with_a_line_feed_is_refused(lab, api):
+    api.data('POST', '/cluster/sdn/zones', zone='lan', type='vlan', bridge='vmbr0')
+    assert api.error('POST', '/cluster/sdn/vnets', vnet='web', zone='lan', tag=20, alias='Web\ntier')[:2] == (
+        500,
+        'create sdn vnet object failed: property contains a line feed',
+    )

@@ -161,10 +161,13 @@ def _parse_range(item):
 
 
 def _check_config(options, p, create):
-    """SectionConfig.pm check_config / check_value: known keys only, the required ones on create."""
+    """SectionConfig.pm check_config / check_value: known keys only, no line feed in a value, the required ones on
+    create."""
     for key in sorted(p):
         if key not in options:
             raise die(f"unexpected property '{key}'\n")
+        if re.search(r'[\n\r]', str(p[key])):
+            raise die('property contains a line feed\n')
     if create:
         for key in sorted(options):
             if options[key] and p.get(key) is None:
