@@ -459,7 +459,8 @@ def sdn_needs(actions: Iterable[Any], zone_of: Mapping[str, str], deletes_vnets:
     if fabrics:
         needs.append(need('to see every SDN fabric', 'SDN.Audit', '/sdn/fabrics', Grant('SDN.Allocate', '/sdn/fabrics')))
     for node in nodes:
-        needs.append(need(f"to see the network changes staged on {node}, which the SDN apply applies, and the reload of its network", 'Sys.Audit', f'/nodes/{node}'))
+        purpose = f'to see the network changes staged on {node}, which the SDN apply applies, and the reload of its network'
+        needs.append(need(purpose, 'Sys.Audit', f'/nodes/{node}'))
     for action in actions:
         kind, oid, verb = action.params.get('kind'), action.params.get('id'), action.kind
         if verb == 'apply':

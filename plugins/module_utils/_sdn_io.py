@@ -158,7 +158,8 @@ def execute(client, plan, token, nodes):
             if action.kind == _sdn_plan.CREATE:
                 client.post(params['path'], context=f'creating SDN {what}', **params['params'], **lock)
             elif action.kind == _sdn_plan.UPDATE:
-                client.put(params['path'], delete=','.join(params['delete']) or None, idempotent=True, context=f'updating SDN {what}', **params['params'], **lock)
+                delete = ','.join(params['delete']) or None
+                client.put(params['path'], delete=delete, idempotent=True, context=f'updating SDN {what}', **params['params'], **lock)
             elif action.kind == _sdn_plan.DELETE:
                 client.delete(params['path'], idempotent=True, context=f'deleting SDN {what}', **lock)
             elif action.kind == _sdn_plan.APPLY:

@@ -12,18 +12,23 @@ Actions (kind, params), in this order:
   PUT's), delete (keys, update only);
 - ``delete`` of subnets, then VNets, then zones (PVE refuses to delete a VNet with subnets or a zone with VNets);
 - ``apply``: the one ``PUT /cluster/sdn``, last, only when something changed (or changes staged by someone else are
-  applied on request).
+  applied on request); ``pending`` names those changes, ``sdn_pending`` tells whether SDN objects are among them
+  (PVE's rollback would drop those, not a node's staged network file).
 
 Facts of PVE this relies on (pve-network ``src/PVE/Network/SDN.pm`` and ``src/PVE/API2/Network/SDN/*.pm``):
 - Every change is written to ``/etc/pve/sdn/*.cfg`` and takes effect only with ``PUT /cluster/sdn`` (reload), which
-  commits the whole config (commit_config) and reloads every node's network in the task ``reloadnetworkall``.
+  commits the whole config, controllers and fabrics included (commit_config, compile_running_cfg), and reloads every
+  node's network in the task ``reloadnetworkall``, which applies what is staged in its /etc/network/interfaces.new
+  (pve-manager ``PVE/API2/Network.pm`` reload_network_config). Those are pending changes too (``Observed.elsewhere``,
+  ``Observed.staged``).
 - With ``pending=1`` the indexes list each object that differs from the running config with ``state`` (new, changed,
   deleted) and ``pending`` (the config's values that differ; ``deleted`` for a key the config lost) beside the running
   values (pending_config). The config is the running values overridden by ``pending``.
 - A subnet's ID is ``ZONE-NETWORK-MASK`` (Subnets.pm create), listed per VNet with its ``cidr``.
 - The zone plugins (``Zones/SimplePlugin.pm``, ``VlanPlugin.pm``, ``VxlanPlugin.pm`` vnet_update_hook): a simple
   zone's VNets have no tag, a VLAN zone's have a VLAN tag (1-4096), a VXLAN zone's a VNI; only a simple zone takes
-  ``dhcp`` (``options``), so DHCP ranges are declared only on subnets of a simple zone.
+  ``dhcp`` (``options``), so DHCP ranges are declared only on subnets of a simple zone. A VXLAN zone has exactly one
+  of ``peers`` and ``fabric`` (``VxlanPlugin.pm`` on_update_hook; PVE 8: ``peers`` required).
 - Vnets.pm update refuses to change the zone of a VNet with subnets; Vnets.pm delete refuses a VNet with subnets; the
   zone's on_delete_hook refuses a zone with VNets. Nothing in PVE refuses to delete a VNet a guest's NIC uses: the
   module does (``Observed.users``).
@@ -515,7 +520,9 @@ def plan(spec: SdnSpec, observed: Observed) -> Plan:
     applying = bool(actions) or (bool(pending) and spec.pending_changes == 'apply')
     if pending and applying and spec.pending_changes == 'refuse':
         raise SdnRefused(
-            'the SDN config has changes not applied yet, made by someone else: ' + ', '.join(pending) + '; applying this run would apply them too'
+            'the SDN config has changes not applied yet, made by someone else: '
+            + ', '.join(pending)
+            + '; applying this run would apply them too'
             + (" (the SDN apply reloads every node's network, which applies the changes staged there)" if observed.staged else '')
             + '. Apply or revert them first (Datacenter > SDN: Apply, or PUT /cluster/sdn'
             + ("; a node's staged network changes: its Network panel, Apply Configuration or Revert" if observed.staged else '')

@@ -15,6 +15,7 @@ import re
 
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import LOG_FETCH_LIMIT, parse_upid
 
+
 class ReloadFailed(RuntimeError):
     """The SDN config was applied, but not every node's network was reloaded (``upid``: the apply's task)."""
 

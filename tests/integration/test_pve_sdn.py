@@ -181,7 +181,8 @@ def test_an_apply_does_not_apply_network_changes_staged_on_a_node_unless_told(la
         assert "Network panel, Apply Configuration or Revert" in message and 'pending_changes: apply' in message
     assert applies(lab) == 0 and not config(lab, 'zones') and lab.call(lambda: lab.pve.network_files('pve2')[1]) is not None
     # Told to, the run applies them with its own, and says so in check mode as in the real run.
-    runs = [run_playbook(tmp_path, play(sdn_task('Declare', pending_changes='apply', **declare)), lab.env, check=check, name=f'apply-{check}') for check in (True, False)]
+    told = play(sdn_task('Declare', pending_changes='apply', **declare))
+    runs = [run_playbook(tmp_path, told, lab.env, check=check, name=f'apply-{check}') for check in (True, False)]
     check, real = (run.one('Declare') for run in runs)
     assert check['diff'] == real['diff'] and real['diff']['before']['(pending)'] == ['node pve2 network (staged)']
     assert check['actions'] == real['actions'] == ['create zone flat', 'create vnet app', 'apply (with the changes made before)']
@@ -249,7 +250,11 @@ def test_zone_and_vnet_ids_with_capitals_are_managed(lab, tmp_path):
     api.post('/cluster/sdn/zones', zone='Lan', type='vlan', bridge='vmbr0')
     api.post('/cluster/sdn/vnets', vnet='VNet1', zone='Lan', tag=10)
     api.run_task('PUT', '/cluster/sdn')
-    declared = {'adopt': True, 'zones': [{'name': 'Lan', 'type': 'vlan', 'bridge': 'vmbr0'}], 'vnets': [{'name': 'VNet1', 'zone': 'Lan', 'tag': 10}, {'name': 'Web2', 'zone': 'Lan', 'tag': 20}]}
+    declared = {
+        'adopt': True,
+        'zones': [{'name': 'Lan', 'type': 'vlan', 'bridge': 'vmbr0'}],
+        'vnets': [{'name': 'VNet1', 'zone': 'Lan', 'tag': 10}, {'name': 'Web2', 'zone': 'Lan', 'tag': 20}],
+    }
     runs = four_runs(tmp_path, play(sdn_task('Declare', **declared)), lab.env)
     assert runs.real.one('Declare')['actions'] == ['create vnet Web2', 'update vnet VNet1', 'apply']
     assert running(lab, 'vnets')['VNet1']['alias'] == 'puls-managed' and running(lab, 'vnets')['Web2']['tag'] == 20

@@ -186,8 +186,6 @@ def _delete_keys(obj, options, p, delete):
         obj.pop(key, None)
 
 
-
-
 def _net_props(value):
     """The properties of a netN value (`virtio=MAC,bridge=vmbr0,tag=20`)."""
     props = {}
