@@ -229,7 +229,7 @@ def test_an_apply_fails_when_a_node_did_not_reload_its_network(lab, tmp_path):
 def test_changes_of_controllers_and_fabrics_not_applied_are_named(lab, tmp_path):
     """Finding 12: the apply commits controllers and fabrics too."""
     api = lab_vms.client(lab)
-    api.post('/cluster/sdn/controllers', controller='evpn1', type='evpn', asn=65000)
+    api.post('/cluster/sdn/controllers', controller='evpn1', type='evpn', asn=65000, peers='127.0.0.1,127.0.0.2')
     lab.call(lambda: lab.pve.add_fabric('under', 'openfabric', ip_prefix='127.40.0.0/24'))
     message = refused_run(tmp_path, lab, 'others', sdn_task('Declare', zones=[{'name': 'flat', 'type': 'simple'}])).one('Declare')['msg']
     assert 'changes not applied yet, made by someone else: controller evpn1 (new), fabric under (new)' in message, message

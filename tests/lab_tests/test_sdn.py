@@ -227,10 +227,22 @@ def test_the_global_lock_refuses_writes_without_its_token_and_rollback_restores_
 
 
 def test_controllers_and_fabrics_are_pending_until_the_apply_commits_them(lab, api):
-    api.data('POST', '/cluster/sdn/controllers', controller='evpn1', type='evpn', asn=65000)
-    assert api.error('POST', '/cluster/sdn/controllers', controller='evpn2', type='evpn')[:2] == (500, "missing value for required option 'asn'")
+    evpn = '/usr/share/perl5/PVE/Network/SDN/Controllers/EvpnPlugin.pm'
+    assert api.error('POST', '/cluster/sdn/controllers', controller='evpn1', type='evpn', peers='127.0.0.1')[:2] == (
+        500,
+        "missing value for required option 'asn'",
+    )
+    assert api.error('POST', '/cluster/sdn/controllers', controller='evpn1', type='evpn', asn=65000)[:2] == (
+        500,
+        f'create sdn controller object failed: must have exactly one of peers / fabric defined at {evpn} line 496.',
+    )
+    api.data('POST', '/cluster/sdn/controllers', controller='evpn1', type='evpn', asn=65000, peers='127.0.0.1,127.0.0.2')
+    assert api.error('POST', '/cluster/sdn/controllers', controller='evpn2', type='evpn', asn=65001, peers='127.0.0.1')[:2] == (
+        500,
+        f'create sdn controller object failed: only 1 global evpn controller can be defined at {evpn} line 491.',
+    )
     controller = api.data('GET', '/cluster/sdn/controllers', pending=1)[0]
-    assert (controller['controller'], controller['state'], controller['pending']) == ('evpn1', 'new', {'asn': 65000})
+    assert (controller['controller'], controller['state'], controller['pending']) == ('evpn1', 'new', {'asn': 65000, 'peers': '127.0.0.1,127.0.0.2'})
     # A pending controller refuses the lock; a pending fabric does not (has_pending_changes does not read fabrics).
     assert 'configuration has pending changes' in api.error('POST', '/cluster/sdn/lock')[1]
     api.run('PUT', '/cluster/sdn')

@@ -141,7 +141,15 @@ def pending_config(running, config):
     return pending
 
 
-def _zone_update_hook(obj):
+def _controller_update_hook(cid, obj, controllers):
+    """Controllers/EvpnPlugin.pm on_update_hook: one evpn controller in all, with exactly one of peers and fabric."""
+    if any(other != cid and oobj.get('type') == 'evpn' for other, oobj in controllers.items()):
+        raise die('only 1 global evpn controller can be defined at /usr/share/perl5/PVE/Network/SDN/Controllers/EvpnPlugin.pm line 491.\n')
+    if bool(obj.get('peers')) == bool(obj.get('fabric')):
+        raise die('must have exactly one of peers / fabric defined at /usr/share/perl5/PVE/Network/SDN/Controllers/EvpnPlugin.pm line 496.\n')
+
+
+def _zone_update_hook(_zid, obj, _zones):
     """The zone plugin's on_update_hook, run before write_config: a vxlan zone has exactly one of peers and fabric
     (Zones/VxlanPlugin.pm on_update_hook; before pve-network commit 472f28f, PVE 8, peers was simply required)."""
     if obj.get('type') == 'vxlan' and bool(obj.get('peers')) == bool(obj.get('fabric')):
@@ -298,21 +306,26 @@ class SdnMixin:
     def _settings(v):
         return {key: value for key, value in v.items() if key not in NOT_SETTINGS}
 
-    async def _lab_zone_create(self, v, user):
-        """Zones.pm create: the plugin's check_config (before the lock), then a new ID."""
-        kind, zone, p = v['type'], v['zone'], self._settings(v)
-        if kind not in ZONE_OPTIONS:
-            raise die(f'the lab models no {kind} zone\n')
-        _check_config(ZONE_OPTIONS[kind], p, create=True)
+    def _typed_create(self, what, options, v, hook):
+        """Zones.pm and Controllers.pm create: the type plugin's check_config (before the lock), then, under it, a new
+        ID whose object passes the plugin's on_update_hook before it is written."""
+        kind, oid, p = v['type'], v[what], self._settings(v)
+        if kind not in options:
+            raise die(f'the lab models no {kind} {what}\n')
+        _check_config(options[kind], p, create=True)
 
         def code():
-            if zone in self.sdn_config['zones']:
-                raise die(f"sdn zone object ID '{zone}' already defined\n")
+            if oid in self.sdn_config[what + 's']:
+                raise die(f"sdn {what} object ID '{oid}' already defined\n")
             obj = dict(p, type=kind)
-            _zone_update_hook(obj)
-            self.sdn_config['zones'][zone] = obj
+            hook(oid, obj, self.sdn_config[what + 's'])
+            self.sdn_config[what + 's'][oid] = obj
 
-        self._locked('create sdn zone object failed', code, v)
+        self._locked(f'create sdn {what} object failed', code, v)
+
+    async def _lab_zone_create(self, v, user):
+        """Zones.pm create (the vxlan plugin's on_update_hook)."""
+        self._typed_create('zone', ZONE_OPTIONS, v, _zone_update_hook)
 
     async def _lab_zone_update(self, v, user):
         """Zones.pm update: the settings sent replace those of the zone, `delete` removes keys."""
@@ -327,7 +340,7 @@ class SdnMixin:
             new = copy.deepcopy(obj)
             _delete_keys(new, options, p, split_list(v.get('delete')))
             new.update(p)
-            _zone_update_hook(new)
+            _zone_update_hook(zone, new, self.sdn_config['zones'])
             self.sdn_config['zones'][zone] = new
 
         self._locked('update sdn zone object failed', code, v)
@@ -681,18 +694,8 @@ class SdnMixin:
         ]
 
     async def _lab_controller_create(self, v, user):
-        """Controllers.pm create: the plugin's check_config, then a new ID in controllers.cfg."""
-        kind, cid, p = v['type'], v['controller'], self._settings(v)
-        if kind not in CONTROLLER_OPTIONS:
-            raise die(f'the lab models no {kind} controller\n')
-        _check_config(CONTROLLER_OPTIONS[kind], p, create=True)
-
-        def code():
-            if cid in self.sdn_config['controllers']:
-                raise die(f"sdn controller object ID '{cid}' already defined\n")
-            self.sdn_config['controllers'][cid] = dict(p, type=kind)
-
-        self._locked('create sdn controller object failed', code, v)
+        """Controllers.pm create (the evpn plugin's on_update_hook)."""
+        self._typed_create('controller', CONTROLLER_OPTIONS, v, _controller_update_hook)
 
     async def _lab_controller_delete(self, v, user):
         """Controllers.pm delete."""
