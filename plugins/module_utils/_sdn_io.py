@@ -170,6 +170,10 @@ def execute(client, plan, token, nodes):
             if action.kind == _sdn_plan.APPLY and exc.upid:
                 raise  # committed: its task failed (no quorum), nothing to undo
             raise _undone(client, exc, written, token, not _apply_params(plan).get('sdn_pending')) from None
+        except BaseException:
+            # PVE's lock never expires: a run stopped by anything else must not leave it held.
+            _sdn_lock.release_quietly(client, token)
+            raise
         written.append(_describe(action))
     _sdn_lock.release(client, token)
     return False

@@ -14,6 +14,8 @@ PVE 8 has none of it: the lock's route answers 501 (pve-http-server: ``Method ..
 
 from __future__ import annotations
 
+import contextlib
+
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._sdn_plan import SdnRefused
 
@@ -35,7 +37,7 @@ def acquire(client, allow_pending):
         if 'invalid lock token' in str(exc.reason):
             raise SdnRefused(
                 f'another client holds the lock of the SDN config ({exc.reason.strip()}). Nothing was changed; run again when it is done, '
-                'or, if it is gone, release its lock (DELETE /cluster/sdn/lock with force=1)'
+                'or, if it is gone, release its lock (pvesh delete /cluster/sdn/lock --force 1)'
             ) from None
         raise
 
@@ -44,6 +46,12 @@ def release(client, token):
     """Release the lock taken with token (no-op for None)."""
     if token is not None:
         client.delete(LOCK, idempotent=True, context='releasing the lock of the SDN config', **{'lock-token': token})
+
+
+def release_quietly(client, token):
+    """Release the lock on the way out of a failure that is reported instead (a failed release would hide it)."""
+    with contextlib.suppress(PveApiError):
+        release(client, token)
 
 
 def rollback(client, token):

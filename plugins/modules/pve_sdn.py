@@ -17,7 +17,9 @@ description:
   - On Proxmox VE 9 a real run holds the SDN lock (C(POST /cluster/sdn/lock)) from its last read to the apply, so no
     other client's change slips in between. When Proxmox VE refuses one of its writes midway, the writes before it are
     rolled back (C(POST /cluster/sdn/rollback)) and nothing is changed; Proxmox VE 8 has no rollback, and the error
-    names the writes left pending. A lock another client holds is refused, naming it.
+    names the writes left pending. A lock another client holds is refused, naming it. Proxmox VE's lock does not
+    expire (and the web interface does not show it): should a run be killed between its lock and its apply, release it
+    with C(pvesh delete /cluster/sdn/lock --force 1).
   - The apply ends well only when every node reloaded its network; a node that could not (unreachable, or its
     C(ifreload) failed) fails the module, which still reports C(changed) and C(applied).
   - Check mode writes nothing and reports the same C(changed) and diff as the real run.
