@@ -442,15 +442,25 @@ def require(client, needs: Iterable[Need], doing: str) -> None:
         raise PveApiError(refusal(doing, lacking, client.credential))
 
 
-def sdn_needs(actions: Iterable[Any], zone_of: Mapping[str, str], deletes_vnets: bool) -> list[Need]:
-    """pve_sdn: seeing every zone and VNet, and what each action of its plan writes.
+def sdn_needs(actions: Iterable[Any], zone_of: Mapping[str, str], deletes_vnets: bool, nodes: Iterable[str] = (), fabrics: bool = False) -> list[Need]:
+    """pve_sdn: seeing every zone, VNet, controller and fabric (``fabrics``: PVE has them) and each node's network (its
+    staged changes, which the apply applies, and its reload task after the apply), and what each action writes.
 
     pve-network ``PVE/API2/Network/SDN/Zones.pm`` and ``Vnets.pm`` ``index`` list only the objects on which the user holds
     SDN.Audit or SDN.Allocate; ``Zones.pm`` create needs SDN.Allocate on ``/sdn/zones``, update and delete on
     ``/sdn/zones/ZONE``; ``Vnets.pm`` create on ``/sdn/zones/ZONE``, update and delete (``$check_vnet_access``) and every
     subnet write (``Subnets.pm``) on ``/sdn/zones/ZONE/VNET``; ``SDN.pm`` reload (the apply) on ``/sdn``. Deleting a
-    VNet reads every guest's config (VM.Audit) to refuse a VNet a NIC uses. ``zone_of`` maps a VNet to its zone."""
+    VNet reads every guest's config (VM.Audit) to refuse a VNet a NIC uses. ``zone_of`` maps a VNet to its zone.
+    ``Controllers.pm`` and ``Fabrics.pm`` list only what one holds SDN.Audit or SDN.Allocate on; pve-manager
+    ``PVE/API2/Network.pm`` index and ``PVE/API2/Tasks.pm`` node_tasks (other users' tasks) need Sys.Audit on the node.
+    The lock and the rollback need what the apply needs (SDN.Allocate on /sdn)."""
     needs = [need('to see every SDN zone and VNet (PVE lists only those one may audit)', 'SDN.Audit', '/sdn/zones', Grant('SDN.Allocate', '/sdn/zones'))]
+    needs.append(need('to see every SDN controller', 'SDN.Audit', '/sdn/controllers', Grant('SDN.Allocate', '/sdn/controllers')))
+    if fabrics:
+        needs.append(need('to see every SDN fabric', 'SDN.Audit', '/sdn/fabrics', Grant('SDN.Allocate', '/sdn/fabrics')))
+    for node in nodes:
+        purpose = f'to see the network changes staged on {node}, which the SDN apply applies, and the reload of its network'
+        needs.append(need(purpose, 'Sys.Audit', f'/nodes/{node}'))
     for action in actions:
         kind, oid, verb = action.params.get('kind'), action.params.get('id'), action.kind
         if verb == 'apply':

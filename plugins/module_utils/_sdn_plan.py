@@ -12,18 +12,23 @@ Actions (kind, params), in this order:
   PUT's), delete (keys, update only);
 - ``delete`` of subnets, then VNets, then zones (PVE refuses to delete a VNet with subnets or a zone with VNets);
 - ``apply``: the one ``PUT /cluster/sdn``, last, only when something changed (or changes staged by someone else are
-  applied on request).
+  applied on request); ``pending`` names those changes, ``sdn_pending`` tells whether SDN objects are among them
+  (PVE's rollback would drop those, not a node's staged network file).
 
 Facts of PVE this relies on (pve-network ``src/PVE/Network/SDN.pm`` and ``src/PVE/API2/Network/SDN/*.pm``):
 - Every change is written to ``/etc/pve/sdn/*.cfg`` and takes effect only with ``PUT /cluster/sdn`` (reload), which
-  commits the whole config (commit_config) and reloads every node's network in the task ``reloadnetworkall``.
+  commits the whole config, controllers and fabrics included (commit_config, compile_running_cfg), and reloads every
+  node's network in the task ``reloadnetworkall``, which applies what is staged in its /etc/network/interfaces.new
+  (pve-manager ``PVE/API2/Network.pm`` reload_network_config). Those are pending changes too (``Observed.elsewhere``,
+  ``Observed.staged``).
 - With ``pending=1`` the indexes list each object that differs from the running config with ``state`` (new, changed,
   deleted) and ``pending`` (the config's values that differ; ``deleted`` for a key the config lost) beside the running
   values (pending_config). The config is the running values overridden by ``pending``.
 - A subnet's ID is ``ZONE-NETWORK-MASK`` (Subnets.pm create), listed per VNet with its ``cidr``.
 - The zone plugins (``Zones/SimplePlugin.pm``, ``VlanPlugin.pm``, ``VxlanPlugin.pm`` vnet_update_hook): a simple
   zone's VNets have no tag, a VLAN zone's have a VLAN tag (1-4096), a VXLAN zone's a VNI; only a simple zone takes
-  ``dhcp`` (``options``), so DHCP ranges are declared only on subnets of a simple zone.
+  ``dhcp`` (``options``), so DHCP ranges are declared only on subnets of a simple zone. A VXLAN zone has exactly one
+  of ``peers`` and ``fabric`` (``VxlanPlugin.pm`` on_update_hook; PVE 8: ``peers`` required).
 - Vnets.pm update refuses to change the zone of a VNet with subnets; Vnets.pm delete refuses a VNet with subnets; the
   zone's on_delete_hook refuses a zone with VNets. Nothing in PVE refuses to delete a VNet a guest's NIC uses: the
   module does (``Observed.users``).
@@ -49,11 +54,15 @@ MARK = 'puls-managed'
 ZONE_TYPES = ('simple', 'vlan', 'vxlan')
 PENDING_CHOICES = ('refuse', 'apply')
 CREATE, UPDATE, DELETE, APPLY = 'create', 'update', 'delete', 'apply'
-# pve-network SDN.pm: the pve-sdn-zone-id and pve-sdn-vnet-id formats.
-_ZONE_ID = re.compile(r'[a-z][a-z0-9]*[a-z0-9]$')
-_VNET_ID = re.compile(r'[a-z][a-z0-9]*[a-z0-9]$')
+# pve-network Zones/Plugin.pm pve-sdn-zone-id and VnetPlugin.pm pve-sdn-vnet-id: a letter, then letters or digits
+# (either case), 2 to 8 characters.
+_SDN_ID = re.compile(r'[a-zA-Z][a-zA-Z0-9]*[a-zA-Z0-9]$')
+_SDN_ID_RULE = 'PVE takes a letter, then letters or digits (either case), 2 to 8 in all'
 # Vnets.pm $VNET_PROPERTIES alias pattern (JSONSchema anchors it).
 _ALIAS = re.compile(r'[\(\)-_.\w\d\s]{0,256}$')
+# The zone plugins write the alias into the VNet's stanza (`alias ALIAS`), which ifupdown2 writes to the bridge's
+# ifalias; the kernel keeps less than IFALIASZ (256) bytes.
+_IFALIAS_BYTES = 255
 # The declared option of each setting and its PVE key, per kind; the zone types a zone option is for.
 ZONE_KEYS = {'bridge': 'bridge', 'peers': 'peers', 'vxlan_port': 'vxlan-port', 'mtu': 'mtu', 'nodes': 'nodes', 'dhcp': 'dhcp', 'ipam': 'ipam'}
 ZONE_ONLY_FOR = {'bridge': ('vlan',), 'peers': ('vxlan',), 'vxlan_port': ('vxlan',), 'dhcp': ('simple',)}
@@ -100,12 +109,22 @@ class SdnSpec:
 @dataclass(frozen=True)
 class Observed:
     """The SDN config as the listings with pending=1 show it: {name: entry} for zones and VNets, {(vnet, cidr): entry}
-    for subnets; ``users``: VNet -> the guests whose NICs use it (read only for the VNets a plan would delete)."""
+    for subnets; ``users``: VNet -> the guests whose NICs use it (read only for the VNets a plan would delete).
+
+    What else an apply commits or applies, not managed here: ``elsewhere``, the controllers and fabrics with changes
+    not applied (``controller NAME (STATE)``, ``fabric NAME (STATE)``: SDN.pm compile_running_cfg commits them too);
+    ``staged``, the nodes with network changes staged in /etc/network/interfaces.new (``node NAME network
+    (staged)``: the apply reloads every node's network, pve-manager Network.pm reload_network_config, which renames
+    that file first). ``nodes``: the online nodes whose network was read; ``fabrics``: whether PVE has fabrics (9)."""
 
     zones: Mapping[str, Mapping[str, Any]]
     vnets: Mapping[str, Mapping[str, Any]]
     subnets: Mapping[tuple[str, str], Mapping[str, Any]]
     users: Mapping[str, Sequence[str]] | None = None
+    elsewhere: Sequence[str] = ()
+    staged: Sequence[str] = ()
+    nodes: Sequence[str] = ()
+    fabrics: bool = False
 
 
 # ---------------------------------------------------------------------------------------------- the declaration
@@ -132,8 +151,8 @@ def _declared(option: str, item: Mapping[str, Any], keys: Mapping[str, str]) -> 
 
 def _check_zone(option: str, item: Mapping[str, Any]) -> Item:
     name, state, kind = item['name'], item.get('state') or 'present', item.get('type')
-    if not _ZONE_ID.match(name) or len(name) > 8:
-        raise SdnOptionError(f'{option}.name', f'{name!r} is not a zone name: PVE takes a lowercase letter, then lowercase letters or digits, 2 to 8 in all')
+    if not _SDN_ID.match(name) or len(name) > 8:
+        raise SdnOptionError(f'{option}.name', f'{name!r} is not a zone name: {_SDN_ID_RULE} (Zones/Plugin.pm pve-sdn-zone-id)')
     settings = _declared(option, item, ZONE_KEYS)
     if state == 'absent':
         return Item('zone', name, state, {}, option)
@@ -145,6 +164,8 @@ def _check_zone(option: str, item: Mapping[str, Any]) -> Item:
     if kind == 'vlan' and not item.get('bridge'):
         raise SdnOptionError(f'{option}.bridge', f'a vlan zone needs the bridge whose VLANs it uses (zone {name})')
     if 'peers' in settings:
+        if not settings['peers']:
+            raise SdnOptionError(f'{option}.peers', f'the peers of vxlan zone {name} are empty: list the address of each node of the zone')
         settings['peers'] = ','.join(_address(f'{option}.peers', peer) for peer in settings['peers'])
     if 'nodes' in settings:
         settings['nodes'] = ','.join(sorted(settings['nodes']))
@@ -155,8 +176,8 @@ def _check_zone(option: str, item: Mapping[str, Any]) -> Item:
 
 def _check_vnet(option: str, item: Mapping[str, Any]) -> Item:
     name, state = item['name'], item.get('state') or 'present'
-    if not _VNET_ID.match(name) or len(name) > 8:
-        raise SdnOptionError(f'{option}.name', f'{name!r} is not a VNet name: PVE takes a lowercase letter, then lowercase letters or digits, 2 to 8 in all')
+    if not _SDN_ID.match(name) or len(name) > 8:
+        raise SdnOptionError(f'{option}.name', f'{name!r} is not a VNet name: {_SDN_ID_RULE} (VnetPlugin.pm pve-sdn-vnet-id)')
     if state == 'absent':
         return Item('vnet', name, state, {}, option)
     settings = _declared(option, item, VNET_KEYS)
@@ -165,8 +186,16 @@ def _check_vnet(option: str, item: Mapping[str, Any]) -> Item:
     if settings.get('tag') is not None and not 1 <= int(settings['tag']) <= 16777215:
         raise SdnOptionError(f'{option}.tag', f'{settings["tag"]} is outside 1 to 16777215')
     alias = settings.get('alias')
-    if alias is not None and (MARK in alias or not _ALIAS.match(alias) or len(alias) > 256 - len(MARK) - 3):
+    if alias is not None and re.search(r'[\n\r]', alias):
+        raise SdnOptionError(f'{option}.alias', f"{alias!r}: an alias is one line (PVE refuses a line feed, pve-common SectionConfig.pm check_value)")
+    if alias is not None and (MARK in alias or not _ALIAS.match(alias)):
         raise SdnOptionError(f'{option}.alias', f'{alias!r}: an alias is letters, digits, spaces and ()-_. and the like, without {MARK!r}')
+    if alias is not None and len(marked_alias(alias).encode()) > _IFALIAS_BYTES:
+        raise SdnOptionError(
+            f'{option}.alias',
+            f'the alias is {len(alias.encode())} bytes; with the mark " ({MARK})" it must fit the {_IFALIAS_BYTES} bytes of a Linux interface alias, '
+            "which ifupdown2 writes to the VNet's /sys/class/net/VNET/ifalias (the kernel refuses a longer one); shorten it",
+        )
     for key in ('vlanaware', 'isolate-ports'):
         if key in settings:
             settings[key] = bool(settings[key])
@@ -308,6 +337,10 @@ def plan(spec: SdnSpec, observed: Observed) -> Plan:
     pending = [text for text in (pending_of('zone', name, entry) for name, entry in sorted(observed.zones.items())) if text]
     pending += [text for text in (pending_of('vnet', name, entry) for name, entry in sorted(observed.vnets.items())) if text]
     pending += [text for text in (pending_of('subnet', f'{key[0]} {key[1]}', entry) for key, entry in sorted(observed.subnets.items())) if text]
+    pending += list(observed.elsewhere)
+    # Only SDN objects are undone by PVE's rollback (API2/Network/SDN.pm rollback); the nodes' staged files are not.
+    sdn_pending = bool(pending)
+    pending += list(observed.staged)
     before: dict[str, Any] = {}
     after: dict[str, Any] = {}
     creates: list[Action] = []
@@ -331,6 +364,10 @@ def plan(spec: SdnSpec, observed: Observed) -> Plan:
             refusals.append(
                 f'{item.option}.type: zone {item.name} is a {current.get("type")} zone, not a {item.type} one; PVE cannot change the type of a zone'
             )
+            continue
+        peers_refusal = _vxlan_peers_refusal(item, current)
+        if peers_refusal:
+            refusals.append(peers_refusal)
             continue
         keys = list(item.settings)
         after[label] = _declared_view(item, {'type': item.type})
@@ -483,16 +520,39 @@ def plan(spec: SdnSpec, observed: Observed) -> Plan:
     applying = bool(actions) or (bool(pending) and spec.pending_changes == 'apply')
     if pending and applying and spec.pending_changes == 'refuse':
         raise SdnRefused(
-            'the SDN config has changes not applied yet, made by someone else: ' + ', '.join(pending) + '; applying this run would apply them too. '
-            'Apply or revert them first (Datacenter > SDN: Apply, or PUT /cluster/sdn), or set pending_changes: apply to apply them with this run. '
-            'Nothing was changed.'
+            'the SDN config has changes not applied yet, made by someone else: '
+            + ', '.join(pending)
+            + '; applying this run would apply them too'
+            + (" (the SDN apply reloads every node's network, which applies the changes staged there)" if observed.staged else '')
+            + '. Apply or revert them first (Datacenter > SDN: Apply, or PUT /cluster/sdn'
+            + ("; a node's staged network changes: its Network panel, Apply Configuration or Revert" if observed.staged else '')
+            + '), or set pending_changes: apply to apply them with this run. Nothing was changed.'
         )
     if applying:
-        actions.append(Action(APPLY, {'pending': pending}))
+        actions.append(Action(APPLY, {'pending': pending, 'sdn_pending': sdn_pending}))
         if pending:
             before['(pending)'] = pending
             after['(pending)'] = None
     return Plan(tuple(actions), before, after)
+
+
+def _vxlan_peers_refusal(item: Item, current: Mapping[str, Any] | None) -> str | None:
+    """A vxlan zone has its peers, or (PVE 9) a fabric, never both (Zones/VxlanPlugin.pm on_update_hook: `must have
+    exactly one of peers / fabric defined`; PVE 8's options: peers required). The module manages no fabric."""
+    if item.type != 'vxlan':
+        return None
+    fabric = (current or {}).get('fabric')
+    if 'peers' in item.settings and fabric:
+        return (
+            f'{item.option}.peers: zone {item.name} takes its peers from the fabric {fabric}, and PVE takes only one of peers and fabric '
+            '(Zones/VxlanPlugin.pm on_update_hook); leave peers undeclared, or remove the fabric from the zone first'
+        )
+    if 'peers' not in item.settings and not (current or {}).get('peers') and not fabric:
+        return (
+            f'{item.option}.peers: the vxlan zone {item.name} needs its peers, the address of each of its nodes '
+            '(Zones/VxlanPlugin.pm: peers, or on PVE 9 a fabric, is required)'
+        )
+    return None
 
 
 def vnets_to_delete(spec: SdnSpec, observed: Observed) -> list[str]:

@@ -14,10 +14,18 @@ description:
   - Proxmox VE writes every SDN change to its config and makes it take effect only with an apply (C(PUT /cluster/sdn)),
     which reloads the network of every node. The module writes all of its changes, then applies once, only when
     something changed.
+  - On Proxmox VE 9 a real run holds the SDN lock (C(POST /cluster/sdn/lock)) from its last read to the apply, so no
+    other client's change slips in between. When Proxmox VE refuses one of its writes midway, the writes before it are
+    rolled back (C(POST /cluster/sdn/rollback)) and nothing is changed; Proxmox VE 8 has no rollback, and the error
+    names the writes left pending. A lock another client holds is refused, naming it. Proxmox VE's lock does not
+    expire (and the web interface does not show it): should a run be killed between its lock and its apply, release it
+    with C(pvesh delete /cluster/sdn/lock --force 1).
+  - The apply ends well only when every node reloaded its network; a node that could not (unreachable, or its
+    C(ifreload) failed) fails the module, which still reports C(changed) and C(applied).
   - Check mode writes nothing and reports the same C(changed) and diff as the real run.
   - "Bad input fails before the first write: the options, a VNet this collection did not make (see O(adopt)), a VNet a
-    guest's NIC still uses, rules of Proxmox VE (a tag a zone does not take, DHCP ranges outside a simple zone),
-    changes someone else left unapplied (see O(pending_changes)), missing privileges."
+    guest's NIC still uses, rules of Proxmox VE (a tag a zone does not take, DHCP ranges outside a simple zone, a
+    vxlan zone without peers), changes someone else left unapplied (see O(pending_changes)), missing privileges."
 author:
   - puls.proxmox contributors (@puls-proxmox)
 extends_documentation_fragment:
@@ -42,7 +50,7 @@ options:
     default: []
     suboptions:
       name:
-        description: The zone ID, a lowercase letter then lowercase letters or digits, 2 to 8 in all.
+        description: The zone ID, a letter then letters or digits (either case), 2 to 8 in all.
         type: str
         required: true
       state:
@@ -58,7 +66,9 @@ options:
         description: The bridge whose VLANs a V(vlan) zone uses. Required for a V(vlan) zone.
         type: str
       peers:
-        description: The addresses of the nodes of a V(vxlan) zone.
+        description:
+          - The addresses of the nodes of a V(vxlan) zone. Required for a V(vxlan) zone, unless it exists and takes its
+            peers from a fabric (Proxmox VE 9), which is then kept; Proxmox VE refuses a zone with both.
         type: list
         elements: str
       vxlan_port:
@@ -85,7 +95,7 @@ options:
     default: []
     suboptions:
       name:
-        description: The VNet ID, a lowercase letter then lowercase letters or digits, 2 to 8 in all.
+        description: The VNet ID, a letter then letters or digits (either case), 2 to 8 in all.
         type: str
         required: true
       state:
@@ -106,6 +116,8 @@ options:
       alias:
         description:
           - The alias of the VNet. The module adds its mark C((puls-managed)) after it.
+          - One line, at most 240 bytes, so that with the mark it fits a Linux interface alias (255 bytes), where
+            Proxmox VE's network reload writes it.
         type: str
       vlanaware:
         description: Whether the VNet passes VLANs through. A VLAN-aware VNet has no subnets.
@@ -172,7 +184,10 @@ options:
   pending_changes:
     description:
       - What to do when the SDN config already has changes not applied, made by a person in the web interface or by
-        another tool. An apply applies the whole config, theirs included.
+        another tool. An apply applies the whole config, theirs included, controllers and fabrics too. It also reloads
+        every node's network, which applies the node network changes staged there and not applied (the node's
+        Network panel, or M(puls.proxmox.pve_node_network) stopped midway): they count as such changes, named
+        C(node NAME network (staged)).
       - V(refuse) fails when this run would apply, naming those changes. V(apply) applies them with this run's
         changes (and alone, when this run changes nothing).
     type: str
@@ -186,7 +201,10 @@ notes:
   - >-
     B(Privileges.) C(SDN.Audit) on C(/sdn/zones) to see every zone and VNet; C(SDN.Allocate) on C(/sdn/zones) to create
     a zone, on C(/sdn/zones/ZONE) to change or delete it and to create a VNet in it, on C(/sdn/zones/ZONE/VNET) to change
-    or delete a VNet and its subnets, and on C(/sdn) to apply. Deleting a VNet needs C(VM.Audit) on C(/vms) to see
+    or delete a VNet and its subnets, and on C(/sdn) to apply (and to take the lock, Proxmox VE 9). C(SDN.Audit) on
+    C(/sdn/controllers) and (Proxmox VE 9) C(/sdn/fabrics) to see their changes not applied, and C(Sys.Audit) on
+    C(/nodes/NODE) of each online node to see its staged network changes and its network reload. C(SDN.Audit) and
+    C(SDN.Allocate) on C(/sdn) hold all of the SDN ones. Deleting a VNet needs C(VM.Audit) on C(/vms) to see
     which guests use it. The module checks them before the first write and names what is missing. C(SDN.Use) is what
     guests need to put a NIC on a VNet; this module does not need it.
   - Zone types other than simple, VLAN and VXLAN, IPAM and DNS servers, and controllers are not managed.
@@ -290,6 +308,7 @@ diff:
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
 from ansible_collections.puls.proxmox.plugins.module_utils._sdn_io import reconcile
 from ansible_collections.puls.proxmox.plugins.module_utils._sdn_plan import PENDING_CHOICES, ZONE_TYPES, SdnOptionError, SdnRefused
+from ansible_collections.puls.proxmox.plugins.module_utils._sdn_reload import ReloadFailed
 
 STATE = {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']}
 ZONE = {
@@ -343,6 +362,8 @@ def main():
         module.fail(str(exc), option=exc.option)
     except SdnRefused as exc:
         module.fail(str(exc))
+    except ReloadFailed as exc:
+        module.fail(str(exc), changed=True, applied=True, task_upid=exc.upid)
 
 
 if __name__ == '__main__':

@@ -157,3 +157,120 @@ def test_the_examples_run_as_documented(lab, tmp_path):
     assert set(running(lab, 'vnets')) == {'web', 'labnet'} and set(running(lab, 'zones')) == {'lan', 'lab'}
     assert running(lab, 'subnets')['lab-127.0.113.0-24']['dhcp-range'] == ['start-address=127.0.113.100,end-address=127.0.113.199']
     assert applies(lab) == 2
+
+
+# Real PVE, round 2 (issue 33): what an apply takes along, the lock, the nodes' reloads, PVE's ID and vxlan rules.
+
+
+def refused_run(tmp_path, lab, name, *tasks, check=False):
+    """A playbook of tasks that may fail (ignore_errors): the run."""
+    run = run_playbook(tmp_path, play(*[dict(task, ignore_errors=True) for task in tasks]), lab.env, check=check, name=name)
+    assert run.rc == 0, run.stdout
+    return run
+
+
+def test_an_apply_does_not_apply_network_changes_staged_on_a_node_unless_told(lab, tmp_path):
+    """Finding 5: the apply reloads every node's network, which applies what someone staged there."""
+    api = lab_vms.client(lab)
+    api.post('/nodes/pve2/network', iface='vmbr7', type='bridge', autostart=1, comments='staged by hand')
+    declare = {'zones': [{'name': 'flat', 'type': 'simple'}], 'vnets': [{'name': 'app', 'zone': 'flat'}]}
+    for check in (True, False):
+        run = refused_run(tmp_path, lab, f'staged-{check}', sdn_task('Declare', **declare), check=check)
+        message = run.one('Declare')['msg']
+        assert 'changes not applied yet, made by someone else: node pve2 network (staged)' in message, message
+        assert "Network panel, Apply Configuration or Revert" in message and 'pending_changes: apply' in message
+    assert applies(lab) == 0 and not config(lab, 'zones') and lab.call(lambda: lab.pve.network_files('pve2')[1]) is not None
+    # Told to, the run applies them with its own, and says so in check mode as in the real run.
+    told = play(sdn_task('Declare', pending_changes='apply', **declare))
+    runs = [run_playbook(tmp_path, told, lab.env, check=check, name=f'apply-{check}') for check in (True, False)]
+    check, real = (run.one('Declare') for run in runs)
+    assert check['diff'] == real['diff'] and real['diff']['before']['(pending)'] == ['node pve2 network (staged)']
+    assert check['actions'] == real['actions'] == ['create zone flat', 'create vnet app', 'apply (with the changes made before)']
+    current, staged = lab.call(lambda: lab.pve.network_files('pve2'))
+    assert staged is None and 'iface vmbr7 inet manual\n' in current and applies(lab) == 1
+
+
+def test_a_write_pve_refuses_midway_is_rolled_back_under_the_lock(lab, tmp_path):
+    """Finding 8: PVE refuses the second VNet (its tag is another VNet's in the zone); the first, written before, is
+    rolled back, so the next run is not blocked by this run's own leftovers; a lock another client holds refuses."""
+    api = lab_vms.client(lab)
+    api.post('/cluster/sdn/zones', zone='lan', type='vlan', bridge='vmbr0')
+    api.post('/cluster/sdn/vnets', vnet='hand', zone='lan', tag=40)
+    api.run_task('PUT', '/cluster/sdn')
+    clash = sdn_task('Clash', vnets=[{'name': 'web', 'zone': 'lan', 'tag': 20}, {'name': 'db', 'zone': 'lan', 'tag': 40}])
+    message = refused_run(tmp_path, lab, 'clash', clash).one('Clash')['msg']
+    assert 'tag 40 already exist in vnet hand' in message, message
+    assert 'its earlier writes (create vnet web) were rolled back (POST /cluster/sdn/rollback). Nothing was changed.' in message
+    assert set(config(lab, 'vnets')) == {'hand'} and lab.call(lambda: lab.pve.sdn_lock) is None and applies(lab) == 1
+    fixed = sdn_task('Fixed', vnets=[{'name': 'web', 'zone': 'lan', 'tag': 20}, {'name': 'db', 'zone': 'lan', 'tag': 30}])
+    run = run_playbook(tmp_path, play(fixed), lab.env, name='fixed')
+    assert run.rc == 0, run.stdout
+    assert run.one('Fixed')['actions'] == ['create vnet web', 'create vnet db', 'apply'] and set(running(lab, 'vnets')) == {'hand', 'web', 'db'}
+    # Every write and the apply carried the lock's token, and the apply released it.
+    writes = [r for r in lab.writes() if r.path.endswith(('/cluster/sdn/vnets', '/cluster/sdn'))]
+    assert len(writes) >= 3 and all('lock-token=' in r.body for r in writes[-3:]) and lab.call(lambda: lab.pve.sdn_lock) is None
+    held = api.post('/cluster/sdn/lock')
+    message = refused_run(tmp_path, lab, 'held', sdn_task('Held', vnets=[{'name': 'app', 'zone': 'lan', 'tag': 50}])).one('Held')['msg']
+    assert message.startswith('another client holds the lock of the SDN config') and 'Nothing was changed' in message, message
+    assert lab.call(lambda: lab.pve.sdn_lock) == held and 'app' not in config(lab, 'vnets')
+
+
+def test_an_apply_fails_when_a_node_did_not_reload_its_network(lab, tmp_path):
+    """Finding 9: the apply's task ends OK whatever the nodes did; the module reads their reloads."""
+    lab.call(lambda: lab.pve.network_reload_failures.update(pve2="command 'ifreload -a' failed: exit code 1"))
+    run = refused_run(tmp_path, lab, 'reload', sdn_task('Declare', zones=[{'name': 'flat', 'type': 'simple'}], vnets=[{'name': 'app', 'zone': 'flat'}]))
+    result = run.one('Declare')
+    assert [record['status'] for record in run.results] == ['failed'] and result['changed'] and result['applied']
+    assert result['msg'].startswith('the SDN config was applied (PUT /cluster/sdn), but the network of node pve2 was not reloaded')
+    assert "ended with: command 'ifreload -a' failed: exit code 1" in result['msg'] and 'pve1' not in result['msg'].split('Its VNets')[0]
+    assert applies(lab) == 1 and set(running(lab, 'vnets')) == {'app'}
+
+
+def test_changes_of_controllers_and_fabrics_not_applied_are_named(lab, tmp_path):
+    """Finding 12: the apply commits controllers and fabrics too."""
+    api = lab_vms.client(lab)
+    api.post('/cluster/sdn/controllers', controller='evpn1', type='evpn', asn=65000, peers='127.0.0.1,127.0.0.2')
+    lab.call(lambda: lab.pve.add_fabric('under', 'openfabric', ip_prefix='127.40.0.0/24'))
+    message = refused_run(tmp_path, lab, 'others', sdn_task('Declare', zones=[{'name': 'flat', 'type': 'simple'}])).one('Declare')['msg']
+    assert 'changes not applied yet, made by someone else: controller evpn1 (new), fabric under (new)' in message, message
+    assert applies(lab) == 0 and not config(lab, 'zones')
+
+
+def test_a_vxlan_zone_without_peers_is_refused_before_any_write(lab, tmp_path):
+    """Finding 15: PVE 8 requires peers, PVE 9 exactly one of peers and fabric."""
+    run = refused_run(tmp_path, lab, 'vxlan', sdn_task('Overlay', zones=[{'name': 'ovl', 'type': 'vxlan'}], vnets=[{'name': 'ov1', 'zone': 'ovl', 'tag': 100}]))
+    message = run.one('Overlay')['msg']
+    assert message.startswith('zones[0].peers: the vxlan zone ovl needs its peers'), message
+    assert not config(lab, 'zones') and not config(lab, 'vnets')
+
+
+def test_zone_and_vnet_ids_with_capitals_are_managed(lab, tmp_path):
+    """Finding 16: PVE's ID pattern takes either case; an existing VNet1 is adopted."""
+    api = lab_vms.client(lab)
+    api.post('/cluster/sdn/zones', zone='Lan', type='vlan', bridge='vmbr0')
+    api.post('/cluster/sdn/vnets', vnet='VNet1', zone='Lan', tag=10)
+    api.run_task('PUT', '/cluster/sdn')
+    declared = {
+        'adopt': True,
+        'zones': [{'name': 'Lan', 'type': 'vlan', 'bridge': 'vmbr0'}],
+        'vnets': [{'name': 'VNet1', 'zone': 'Lan', 'tag': 10}, {'name': 'Web2', 'zone': 'Lan', 'tag': 20}],
+    }
+    runs = four_runs(tmp_path, play(sdn_task('Declare', **declared)), lab.env)
+    assert runs.real.one('Declare')['actions'] == ['create vnet Web2', 'update vnet VNet1', 'apply']
+    assert running(lab, 'vnets')['VNet1']['alias'] == 'puls-managed' and running(lab, 'vnets')['Web2']['tag'] == 20
+
+
+def test_an_alias_of_more_than_one_line_or_too_long_for_linux_is_refused_naming_it(lab, tmp_path):
+    """Finding 19: PVE refuses a line feed (SectionConfig.pm check_value); the alias goes to the bridge's ifalias,
+    which the kernel keeps under 256 bytes (ifupdown2 sysfs.py link_set_alias)."""
+    api = lab_vms.client(lab)
+    api.post('/cluster/sdn/zones', zone='lan', type='vlan', bridge='vmbr0')
+    api.run_task('PUT', '/cluster/sdn')
+    tasks = [
+        sdn_task('Two lines', vnets=[{'name': 'web', 'zone': 'lan', 'tag': 20, 'alias': 'Web\ntier'}]),
+        sdn_task('Too long', vnets=[{'name': 'web', 'zone': 'lan', 'tag': 20, 'alias': 'w' * 241}]),
+    ]
+    run = refused_run(tmp_path, lab, 'alias', *tasks)
+    assert run.one('Two lines')['option'] == run.one('Too long')['option'] == 'vnets[0].alias'
+    assert 'an alias is one line' in run.one('Two lines')['msg'] and 'the 255 bytes of a Linux interface alias' in run.one('Too long')['msg']
+    assert not config(lab, 'vnets') and applies(lab) == 1

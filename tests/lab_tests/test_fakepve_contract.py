@@ -36,6 +36,7 @@ OVERRIDDEN = {
     '_read_body': ['self', 'request'],
     '_register_stateful': ['self', 'router', 'prefixes'],
     '_resources': ['self', 'request'],
+    '_task_list': ['self', 'request'],
     '_upload': ['self', 'request'],
     'task': ['self', 'node', 'ttype', 'tid', 'user', 'body', 'vm', 'lock', 'log'],
 }

@@ -165,3 +165,116 @@ def test_sdn_objects_need_sdn_allocate_on_their_zone_and_vnet(lab, api):
     assert audit('PUT', '/cluster/sdn') == (403, 'Permission check failed (/sdn, SDN.Allocate)')
     vnet = token(lab, 'sdnvnet', {'/sdn/zones/lan/web': ['SDN.Allocate']})
     assert vnet('PUT', '/cluster/sdn/vnets/web', alias='x')[0] == 200
+
+
+# PVE 9's global lock, the apply on every node, controllers, fabrics, the vxlan rule and the ID format
+# (lab/pve/sdn.py; pve-network SDN.pm lock_sdn_config, API2/Network/SDN.pm lock, rollback, reload).
+
+BAD_TOKEN = 'invalid lock token provided! at /usr/share/perl5/PVE/Network/SDN.pm line 291.'
+
+
+def test_an_apply_reloads_every_node_which_applies_the_network_changes_staged_there(lab, api):
+    api.data('POST', '/nodes/pve2/network', iface='vmbr7', type='bridge', autostart=1, comments='staged by hand')
+    assert lab.call(lambda: lab.pve.network_files('pve2')[1]) is not None
+    status = api.run('PUT', '/cluster/sdn')
+    assert status['exitstatus'] == 'OK' and status['log'][:2] == ['pve1: reloading network config', 'pve2: reloading network config']
+    current, staged = lab.call(lambda: lab.pve.network_files('pve2'))
+    assert staged is None and 'iface vmbr7 inet manual\n' in current
+    reloads = {task['node']: task for task in api.data('GET', '/nodes/pve2/tasks', typefilter='srvreload')}
+    assert reloads['pve2']['user'] == 'root@pam' and reloads['pve2']['status'] == 'OK'
+    assert [task['type'] for task in api.data('GET', '/nodes/pve1/tasks', typefilter='srvreload')] == ['srvreload']
+
+
+def test_an_apply_ends_ok_when_a_node_is_unreachable_or_its_reload_fails(lab, api):
+    lab.call(lambda: lab.pve.network_reload_failures.update(pve1="command 'ifreload -a' failed: exit code 1"))
+    lab.call(lambda: lab.pve.set_node_offline('pve2'))
+    status = api.run('PUT', '/cluster/sdn')
+    assert status['exitstatus'] == 'OK'
+    assert status['log'][:3] == [
+        'pve1: reloading network config',
+        'pve2: reloading network config',
+        "command 'pvesh set /nodes/pve2/network --regenerate-frr 0' failed: exit code 255",
+    ]
+    failed = api.data('GET', '/nodes/pve1/tasks', typefilter='srvreload')[0]
+    assert failed['status'] == "command 'ifreload -a' failed: exit code 1"
+
+
+def test_the_global_lock_refuses_writes_without_its_token_and_rollback_restores_the_running_config(lab, api):
+    api.data('POST', '/cluster/sdn/zones', zone='lan', type='vlan', bridge='vmbr0')
+    api.run('PUT', '/cluster/sdn')
+    api.data('POST', '/cluster/sdn/vnets', vnet='web', zone='lan', tag=20)
+    assert api.error('POST', '/cluster/sdn/lock')[:2] == (
+        500,
+        'could not acquire lock for SDN config: configuration has pending changes at /usr/share/perl5/PVE/API2/Network/SDN.pm line 149.',
+    )
+    token = api.data('POST', '/cluster/sdn/lock', **{'allow-pending': 1})
+    assert api.error('POST', '/cluster/sdn/lock', **{'allow-pending': 1})[:2] == (500, 'could not acquire lock for SDN config: ' + BAD_TOKEN)
+    assert api.error('POST', '/cluster/sdn/vnets', vnet='db', zone='lan', tag=30)[:2] == (500, 'create sdn vnet object failed: ' + BAD_TOKEN)
+    assert api.error('PUT', '/cluster/sdn')[:2] == (500, 'could not commit SDN config: ' + BAD_TOKEN)
+    api.data('POST', '/cluster/sdn/vnets', vnet='db', zone='lan', tag=30, **{'lock-token': token})
+    # The rollback drops every change not applied, made with the token or before it, and releases the lock.
+    api.data('POST', '/cluster/sdn/rollback', **{'lock-token': token})
+    assert set(by_id(api.data('GET', '/cluster/sdn/vnets'), 'vnet')) == set()
+    assert lab.call(lambda: lab.pve.sdn_lock) is None
+    # An apply with the token releases it too; release-lock=0 keeps it, and a forced release needs no token.
+    token = api.data('POST', '/cluster/sdn/lock')
+    api.data('POST', '/cluster/sdn/vnets', vnet='web', zone='lan', tag=20, **{'lock-token': token})
+    api.run('PUT', '/cluster/sdn', **{'lock-token': token, 'release-lock': 0})
+    assert lab.call(lambda: lab.pve.sdn_lock) == token and 'web' in lab.call(lambda: lab.pve.sdn_running['vnets'])
+    assert api.error('DELETE', '/cluster/sdn/lock')[:2] == (500, 'could not release lock: ' + BAD_TOKEN)
+    api.data('DELETE', '/cluster/sdn/lock', force=1)
+    assert lab.call(lambda: lab.pve.sdn_lock) is None
+
+
+def test_controllers_and_fabrics_are_pending_until_the_apply_commits_them(lab, api):
+    evpn = '/usr/share/perl5/PVE/Network/SDN/Controllers/EvpnPlugin.pm'
+    assert api.error('POST', '/cluster/sdn/controllers', controller='evpn1', type='evpn', peers='127.0.0.1')[:2] == (
+        500,
+        "missing value for required option 'asn'",
+    )
+    assert api.error('POST', '/cluster/sdn/controllers', controller='evpn1', type='evpn', asn=65000)[:2] == (
+        500,
+        f'create sdn controller object failed: must have exactly one of peers / fabric defined at {evpn} line 496.',
+    )
+    api.data('POST', '/cluster/sdn/controllers', controller='evpn1', type='evpn', asn=65000, peers='127.0.0.1,127.0.0.2')
+    assert api.error('POST', '/cluster/sdn/controllers', controller='evpn2', type='evpn', asn=65001, peers='127.0.0.1')[:2] == (
+        500,
+        f'create sdn controller object failed: only 1 global evpn controller can be defined at {evpn} line 491.',
+    )
+    controller = api.data('GET', '/cluster/sdn/controllers', pending=1)[0]
+    assert (controller['controller'], controller['state'], controller['pending']) == ('evpn1', 'new', {'asn': 65000, 'peers': '127.0.0.1,127.0.0.2'})
+    # A pending controller refuses the lock; a pending fabric does not (has_pending_changes does not read fabrics).
+    assert 'configuration has pending changes' in api.error('POST', '/cluster/sdn/lock')[1]
+    api.run('PUT', '/cluster/sdn')
+    lab.call(lambda: lab.pve.add_fabric('under', 'openfabric', ip_prefix='127.40.0.0/24'))
+    fabric = api.data('GET', '/cluster/sdn/fabrics/all', pending=1)['fabrics'][0]
+    assert (fabric['id'], fabric['state']) == ('under', 'new')
+    token = api.data('POST', '/cluster/sdn/lock')
+    status = api.run('PUT', '/cluster/sdn', **{'lock-token': token})
+    assert status['exitstatus'] == 'OK' and 'state' not in api.data('GET', '/cluster/sdn/fabrics/all', pending=1)['fabrics'][0]
+    assert 'state' not in api.data('GET', '/cluster/sdn/controllers', pending=1)[0]
+
+
+def test_a_vxlan_zone_has_exactly_one_of_peers_and_fabric(lab, api):
+    both = 'must have exactly one of peers / fabric defined'
+    assert api.error('POST', '/cluster/sdn/zones', zone='ovl', type='vxlan')[::2] == (400, {'peers': both, 'fabric': both})
+    assert api.error('POST', '/cluster/sdn/zones', zone='ovl', type='vxlan', peers='127.0.0.1', fabric='under')[::2] == (400, {'peers': both, 'fabric': both})
+    api.data('POST', '/cluster/sdn/zones', zone='ovl', type='vxlan', peers='127.0.0.1,127.0.0.2')
+    assert api.error('PUT', '/cluster/sdn/zones/ovl', delete='peers')[::2] == (400, {'peers': both, 'fabric': both})
+    assert by_id(api.data('GET', '/cluster/sdn/zones'), 'zone')['ovl']['peers'] == '127.0.0.1,127.0.0.2'
+
+
+def test_zone_and_vnet_ids_are_a_letter_then_letters_or_digits_of_either_case(lab, api):
+    api.data('POST', '/cluster/sdn/zones', zone='Lan2', type='vlan', bridge='vmbr0')
+    api.data('POST', '/cluster/sdn/vnets', vnet='WebNet', zone='Lan2', tag=20)
+    assert set(by_id(api.data('GET', '/cluster/sdn/vnets'), 'vnet')) == {'WebNet'}
+    for bad in ('x', '2lan', 'lan_2', 'toolongid'):
+        assert api.error('POST', '/cluster/sdn/zones', zone=bad, type='simple')[0] == 400
+
+
+def test_a_value_with_a_line_feed_is_refused(lab, api):
+    api.data('POST', '/cluster/sdn/zones', zone='lan', type='vlan', bridge='vmbr0')
+    assert api.error('POST', '/cluster/sdn/vnets', vnet='web', zone='lan', tag=20, alias='Web\ntier')[:2] == (
+        500,
+        'create sdn vnet object failed: property contains a line feed',
+    )

@@ -152,12 +152,17 @@ def test_unowned_vnets_pve_rules_and_zones_with_vnets_are_refused():
 
 def test_bad_options_name_the_field():
     cases = [
-        ({'zones': [{'name': 'Lan', 'type': 'simple'}]}, 'zones[0].name'),
+        ({'zones': [{'name': 'La_n', 'type': 'simple'}]}, 'zones[0].name'),
+        ({'vnets': [{'name': '2web', 'zone': 'lan'}]}, 'vnets[0].name'),
+        ({'zones': [{'name': 'ovl', 'type': 'vxlan', 'peers': []}]}, 'zones[0].peers'),
         ({'zones': [{'name': 'lan'}]}, 'zones[0].type'),
         ({'zones': [{'name': 'lan', 'type': 'simple', 'bridge': 'vmbr0'}]}, 'zones[0].bridge'),
         ({'zones': [{'name': 'ovl', 'type': 'vxlan', 'peers': ['127.0.0.1', 'nope']}]}, 'zones[0].peers'),
         ({'vnets': [{'name': 'web'}]}, 'vnets[0].zone'),
         ({'vnets': [{'name': 'web', 'zone': 'lan', 'alias': 'x (puls-managed)'}]}, 'vnets[0].alias'),
+        ({'vnets': [{'name': 'web', 'zone': 'lan', 'alias': 'Web\ntier'}]}, 'vnets[0].alias'),
+        ({'vnets': [{'name': 'web', 'zone': 'lan', 'alias': 'x' * 241}]}, 'vnets[0].alias'),
+        ({'vnets': [{'name': 'web', 'zone': 'lan', 'alias': 'é' * 121}]}, 'vnets[0].alias'),
         ({'subnets': [{'vnet': 'web', 'cidr': '127.20.0.1/24'}]}, 'subnets[0].cidr'),
         ({'subnets': [{'vnet': 'web', 'cidr': '127.20.0.0/24', 'gateway': '127.21.0.1'}]}, 'subnets[0].gateway'),
         ({'subnets': [{'vnet': 'web', 'cidr': '127.20.0.0/24', 'dhcp_ranges': [{'start': '127.20.0.9', 'end': '127.20.0.5'}]}]}, 'subnets[0].dhcp_ranges[0]'),
@@ -192,9 +197,15 @@ def test_each_write_needs_sdn_allocate_where_pve_checks_it():
     )
     result = plan(spec, APPLIED)
     zone_of = {'web': 'lan', 'hand': 'lan', 'app': 'z2'}
-    needs = {(need.grants[0].privilege, need.grants[0].path, need.purpose) for need in sdn_needs(result.actions, zone_of, deletes_vnets=True)}
+    needs = {
+        (need.grants[0].privilege, need.grants[0].path, need.purpose)
+        for need in sdn_needs(result.actions, zone_of, deletes_vnets=True, nodes=['pve1'], fabrics=True)
+    }
     assert needs == {
         ('SDN.Audit', '/sdn/zones', 'to see every SDN zone and VNet (PVE lists only those one may audit)'),
+        ('SDN.Audit', '/sdn/controllers', 'to see every SDN controller'),
+        ('SDN.Audit', '/sdn/fabrics', 'to see every SDN fabric'),
+        ('Sys.Audit', '/nodes/pve1', 'to see the network changes staged on pve1, which the SDN apply applies, and the reload of its network'),
         ('SDN.Allocate', '/sdn/zones', 'to create zone z2'),
         ('SDN.Allocate', '/sdn/zones/lan', 'to update zone lan'),
         ('SDN.Allocate', '/sdn/zones/z2', 'to create VNet app'),
@@ -204,3 +215,21 @@ def test_each_write_needs_sdn_allocate_where_pve_checks_it():
         ('SDN.Allocate', '/sdn', 'to apply the SDN config (PUT /cluster/sdn)'),
         ('VM.Audit', '/vms', 'to see which guests use a VNet it deletes'),
     }
+
+
+def test_ids_of_either_case_and_an_alias_that_fits_a_linux_interface_alias_are_taken():
+    spec = check_options({'zones': [{'name': 'Lan2', 'type': 'simple'}], 'vnets': [{'name': 'WebNet', 'zone': 'Lan2', 'alias': 'x' * 240}]})
+    assert (spec.zones[0].name, spec.vnets[0].name, len(spec.vnets[0].settings['alias'])) == ('Lan2', 'WebNet', 240)
+
+
+def test_a_vxlan_zone_needs_its_peers_unless_it_takes_them_from_a_fabric():
+    def refusal(zone, current=None):
+        observed = Observed({'ovl': current} if current else {}, {}, {})
+        with pytest.raises(SdnRefused) as error:
+            plan(check_options({'zones': [zone]}), observed)
+        return str(error.value)
+
+    assert refusal({'name': 'ovl', 'type': 'vxlan'}).startswith('zones[0].peers: the vxlan zone ovl needs its peers')
+    fabric = {'zone': 'ovl', 'type': 'vxlan', 'fabric': 'under'}
+    assert 'takes its peers from the fabric under' in refusal({'name': 'ovl', 'type': 'vxlan', 'peers': ['127.0.0.1']}, fabric)
+    assert not plan(check_options({'zones': [{'name': 'ovl', 'type': 'vxlan', 'mtu': 1450}]}), Observed({'ovl': dict(fabric, mtu=1450)}, {}, {})).changed

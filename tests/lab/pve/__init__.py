@@ -16,6 +16,7 @@ from .nodes import NodesMixin
 from .placement import PlacementMixin
 from .privileges import PrivilegesMixin
 from .sdn import SdnMixin
+from .tasks import TasksMixin
 from .transfer import TransferMixin
 
 __all__ = ['LabPve']
@@ -34,6 +35,7 @@ class LabPve(
     NodesMixin,
     NetworkMixin,
     NodeConfigMixin,
+    TasksMixin,
     FakePve,
 ):
     def __init__(self, host, served, clone_secs=5, **kwargs):
