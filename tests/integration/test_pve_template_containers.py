@@ -17,6 +17,7 @@ from lab.images import CONTAINER_TEMPLATE
 from pve_vm_plays import sent
 from test_pve_container import put_template
 from test_pve_template import LOCALHOST, task, template_play
+from test_reconcile_containers import fleet, site
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _template_plan
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
@@ -164,3 +165,24 @@ def test_renaming_a_build_container_takes_network_rights_checked_before_any_writ
     assert 'VM.Config.Network' in refused['result']['msg'] and '/vms/174' in refused['result']['msg'], refused['result']['msg']
     assert lab.writes()[writes:] == []
     assert 'template' not in container_config(api, 174)
+
+
+def test_prune_destroys_an_undeclared_container_template_and_keeps_one_a_linked_clone_uses(lab, tmp_path):
+    """Through puls.proxmox.site: a container template goes by pve_template (pve_container refuses a template), and its
+    linked clones are those of the containers, here on ZFS where the clone's volume names its basevol- base."""
+    api = lab_vms.client(lab)
+    add_storage(lab, 'tank', ZFS)
+    container_template(lab, api, 175, 'old-golden', 'local-lvm:1')
+    container_template(lab, api, 176, 'zfs-golden', 'tank:1')
+    api.run_task('POST', f'{LXC}/176/clone', newid=177, hostname='zapp', full=0)
+    clone_notes = with_record(container_config(api, 177)['description'], 'puls-managed', 177)
+    api.put(f'{LXC}/177/config', description=clone_notes)
+    inventory = fleet(lab, tmp_path, {}, {'zapp': {'pve_container': {'image': 'zfs-golden'}, 'pve_power': 'stopped'}})
+    inventory['all']['vars']['pve_prune'] = True
+
+    planned = site(lab, tmp_path, inventory, 'plan', check=True)
+    applied = site(lab, tmp_path, inventory, 'apply')
+    guests = {name: actions for name, actions in applied.plans.items() if name != CONTAINER_TEMPLATE}
+    assert planned.plans == applied.plans and guests == {'zapp': ['ok'], 'old-golden': ['prune'], 'zfs-golden': ['orphan']}
+    assert lab.call(lambda: sorted(ct.vmid for ct in lab.pve.cts)) == [176, 177]
+    assert len(sent(lab, 'DELETE', '/lxc/175')) == 1 and not sent(lab, 'DELETE', '/lxc/176')
