@@ -17,7 +17,7 @@ from lab.images import CONTAINER_TEMPLATE
 from pve_vm_plays import sent
 from test_pve_container import put_template
 from test_pve_template import LOCALHOST, task, template_play
-from test_reconcile_containers import fleet, site
+from test_reconcile_containers import SITE, fleet, site
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _template_plan
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
@@ -186,3 +186,15 @@ def test_prune_destroys_an_undeclared_container_template_and_keeps_one_a_linked_
     assert planned.plans == applied.plans and guests == {'zapp': ['ok'], 'old-golden': ['prune'], 'zfs-golden': ['orphan']}
     assert lab.call(lambda: sorted(ct.vmid for ct in lab.pve.cts)) == [176, 177]
     assert len(sent(lab, 'DELETE', '/lxc/175')) == 1 and not sent(lab, 'DELETE', '/lxc/176')
+
+
+def test_a_container_template_declared_on_thick_lvm_fails_the_check_run_and_the_real_run_before_any_build(lab, tmp_path):
+    add_storage(lab, 'big', THICK_LVM)
+    golden = {'pve_container': {'image': OS_TEMPLATE, 'storage': 'big', 'node': NODE, 'ip': f'{lab.address(45)}/24', 'gateway': lab.gateway}}
+    inventory = fleet(lab, tmp_path, {'thick-golden': golden}, {})
+    for check in (True, False):
+        run = run_playbook(tmp_path, SITE, lab.env, inventory=inventory, check=check, name='check' if check else 'real')
+        assert run.rc != 0
+        failures = {record['result']['msg'] for record in run.failed if record['host'] == 'thick-golden'}
+        assert len(failures) == 1 and failures.pop().startswith("spec storage is on 'big', a thick LVM storage (type lvm), which cannot hold a"), run.stdout
+    assert lab.call(lambda: lab.pve.cts) == [], 'no build container was made'
