@@ -135,8 +135,9 @@ options:
     default: 10
 notes:
   - Linked clones are found by the base volume names in the configs of all other guests of the template's type
-    (C(base-VMID-disk-N/...), a container's C(basevol-VMID-disk-N/...) on ZFS), which takes one read per guest. On a storage whose volume names do not show the base,
-    PVE still refuses to destroy a base in use; the module then keeps the previous template retired and warns.
+    (C(base-VMID-disk-N/...), a container's C(basevol-VMID-disk-N/...) on ZFS), which takes one read per guest. On a
+    storage whose volume names do not show the base, PVE still refuses to destroy a base in use; the module then keeps
+    the previous template retired and warns.
 '''
 
 EXAMPLES = r'''
