@@ -98,7 +98,8 @@ def wait_forked_task(client, node, vmid, task_type, known, timeout, context, don
     """Wait for the worker of an endpoint that forks it and answers null (pve-container's template: src/PVE/API2/LXC.pm):
     the task of ``task_type`` on vmid that the node lists and ``known`` (its UPIDs before the call) does not. Returns its
     TaskResult, as wait_task does; TaskResult(None) when ``done()`` (what the task does, read from PVE) holds before it is
-    listed. PveApiError when neither shows within ``listing_grace`` seconds."""
+    listed. PveApiError when neither shows within ``listing_grace`` seconds. (fork_worker lists the task among the node's
+    active ones before the call answers: pve-common src/PVE/RESTEnvironment.pm, active_workers.)"""
     started = time.monotonic()
     for _poll in _polls(started + listing_grace):
         fresh = task_upids(client, node, vmid, task_type) - set(known)

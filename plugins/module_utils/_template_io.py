@@ -18,6 +18,11 @@ unless linked clones use it or it is protected. The name thus moves in two conse
 old template is never destroyed before its successor exists, and a run waiting for the build (it
 looks for the tag) never sees the moment in between as its end.
 
+A build container's conversion deletes no cloud-init key: its DNS settings stay, and its network devices' static
+addresses become DHCP/SLAAC (``_template_plan.build_addresses``). A build container on a storage that cannot hold a
+template is refused before any write. PVE answers its ``POST .../template`` with no task, which ``run_conversion``
+finds in the node's task list and waits for.
+
 Power, config writes and destroys go through pve_vm's ``Execution``, which waits for every task and
 judges a repeated power action or destroy by the VM's state.
 """
@@ -255,7 +260,7 @@ def linked_clones(client, resources, template_vmid, template_config=None, ignore
     if others and template_config is None:
         template_config = _template_config(client, resources, template_vmid, guest_type)
     if others and template_config and _linked.needs_storage_types(template_config, template_vmid, [c for _e, c in others]):
-        types = _linked.storage_types(client.get('/cluster/resources', type='storage', context='listing the storages of the cluster'))
+        types = _storage_types(client)
         named += [entry for entry, config in others if _linked.may_be_linked(template_config, template_vmid, config, types)]
     return [f"{entry.get('name')} ({entry['vmid']})" for entry in sorted(named, key=lambda entry: int(entry['vmid']))]
 
