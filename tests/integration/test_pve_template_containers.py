@@ -19,7 +19,8 @@ from test_pve_container import put_template
 from test_pve_template import LOCALHOST, task, template_play
 from test_reconcile_containers import SITE, fleet, site
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _template_plan
+from ansible_collections.puls.proxmox.plugins.module_utils import _template_io, _template_plan
+from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from playbooks import four_runs, run_playbook
 
@@ -198,3 +199,28 @@ def test_a_container_template_declared_on_thick_lvm_fails_the_check_run_and_the_
         failures = {record['result']['msg'] for record in run.failed if record['host'] == 'thick-golden'}
         assert len(failures) == 1 and failures.pop().startswith("spec storage is on 'big', a thick LVM storage (type lvm), which cannot hold a"), run.stdout
     assert lab.call(lambda: lab.pve.cts) == [], 'no build container was made'
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_a_conversion_failing_in_its_task_is_reported_with_storage_advice_only_for_the_missing_template_feature(lab):
+    """run_conversion against the lab, past the up-front refusal (which a storage the credential cannot see escapes): the
+    vztemplate task's failure is found and raised, with what to do when the storage lacks the template feature."""
+    api = lab_vms.client(lab)
+    add_storage(lab, 'big', THICK_LVM)
+    lab.pve.ct_secs['template'] = 100
+    build_container(lab, api, 178, 'thick-build', rootfs='big:1')
+    build_container(lab, api, 179, 'snap-build')
+    api.run_task('POST', f'{LXC}/179/snapshot', snapname='before')
+    request = _template_plan.TemplateRequest(name='thick', guest_type='lxc', timeout=60)
+
+    with pytest.raises(PveApiError) as failed:
+        _template_io.run_conversion(api, request, {'vmid': 178, 'node': NODE, 'name': 'thick-build', 'type': 'lxc'})
+    message = str(failed.value)
+    assert failed.value.reason == "Template feature is not available for 'big:vm-178-disk-0'"
+    assert "container 'thick-build' (178 on pve1) stays a normal guest" in message and 'LVM-thin, ZFS' in message, message
+    assert 'template' not in container_config(api, 178)
+
+    with pytest.raises(PveApiError) as refused:
+        _template_io.run_conversion(api, request, {'vmid': 179, 'node': NODE, 'name': 'snap-build', 'type': 'lxc'})
+    assert refused.value.reason.strip() == 'unable to create template, because CT contains snapshots'
+    assert 'LVM-thin' not in str(refused.value)
