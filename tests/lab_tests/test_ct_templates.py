@@ -84,3 +84,14 @@ def test_on_lvm_thin_a_linked_clone_is_named_plainly_and_does_not_keep_its_templ
     assert api.run('POST', f'{LXC}/165/clone', newid=166, hostname='tlinked')['exitstatus'] == 'OK'
     assert api.data('GET', f'{LXC}/166/config')['rootfs'].startswith('local-lvm:vm-166-disk-0,')
     assert api.run('DELETE', f'{LXC}/165')['exitstatus'] == 'OK'
+
+
+def test_on_ceph_rbd_a_linked_clone_names_its_base(lab, api):
+    """RBDPlugin.pm clone_image returns "$basename/$name" too; a container's volumes there are vm-N-disk-M."""
+    download_template(lab, api)
+    add_storage(lab, 'ceph', {'type': 'rbd', 'active': 1, 'content': 'images,rootdir', 'pool': 'rbd', 'shared': 1})
+    create(api, 167, 'ceph:1', hostname='rbase')
+    api.data('POST', f'{LXC}/167/template')
+    assert api.run('POST', f'{LXC}/167/clone', newid=168, hostname='rlinked')['exitstatus'] == 'OK'
+    assert api.data('GET', f'{LXC}/168/config')['rootfs'].startswith('ceph:base-167-disk-0/vm-168-disk-0,')
+    assert api.run('DELETE', f'{LXC}/167')['exitstatus'] == "base volume 'base-167-disk-0' is still in use by linked clones"
