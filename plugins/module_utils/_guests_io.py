@@ -5,8 +5,8 @@
 One ``GET /cluster/resources`` lists every guest. Ownership is the owner tag and the owner record in the Notes
 (``_ownership``), and the listing has no Notes: the config of each listed guest carrying the owner tag is read for
 it (a guest without the tag is foreign, with no read). With ``details`` each listed guest's config is read for its
-protection flag too, and each template's linked clones are found as pve_template finds them (every other VM's
-config), so that prune never destroys a template a clone still uses.
+protection flag too, and each template's linked clones are found as pve_template finds them (every other guest's
+config of its type), so that prune never destroys a template a clone still uses.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def list_guests(client, names=None, owner_tag='puls-managed', owned_only=False, 
         guest = describe(entry, owner_tag, config)
         if details:
             guest['protected'] = protected(config)
-            guest['linked_clones'] = linked_clones(client, resources, guest['vmid']) if guest['template'] else []
+            # A container template's linked clones are containers, a VM template's VMs.
+            guest['linked_clones'] = linked_clones(client, resources, guest['vmid'], guest_type=guest['type']) if guest['template'] else []
         guests.append(guest)
     return {'changed': False, 'guests': guests}
 

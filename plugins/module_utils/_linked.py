@@ -3,7 +3,8 @@
 """Which guests may be linked clones of a template, where PVE's volume IDs do not say it (LVM-thin). Pure.
 
 Where a storage names a linked clone's volume after its base (directories: ``100/base-100-disk-0.qcow2/101/...``,
-Plugin.pm ``clone_image``; ZFS and Ceph RBD: ``base-100-disk-0/vm-101-disk-0``), ``_template_plan.uses_base`` reads it
+Plugin.pm ``clone_image``; ZFS and Ceph RBD: ``base-100-disk-0/vm-101-disk-0``, a container's on ZFS
+``basevol-100-disk-0/subvol-101-disk-0``, ZFSPoolPlugin.pm ``clone_image``), ``_template_plan.uses_base`` reads it
 from the name, as PVE's ``volume_is_base_and_used`` does. LVM-thin does not: its ``clone_image`` returns the plain
 ``vm-101-disk-0`` of a thin snapshot of the base LV, the API shows no parent, and PVE destroys such a template
 without complaint (pve-storage ``PVE/Storage/LvmThinPlugin.pm``, ``clone_image`` and the note at its top;
@@ -31,7 +32,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import guest_volumes, recorded_entries
+from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import base_volume_pattern, guest_volumes, recorded_entries
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import storage_of
 
 # Storage types whose volume IDs hide a linked clone's base (pve-storage LvmThinPlugin.pm).
@@ -41,7 +42,7 @@ _OWN_DISK = re.compile(r'^vm-\d+-disk-\d+(?:\.[a-z0-9]+)?$')
 
 def base_storages(template_config: Mapping[str, Any], template_vmid: int) -> set[str]:
     """The storages holding a base volume of the template (``local-lvm`` of ``local-lvm:base-100-disk-0``)."""
-    base = re.compile(r'^base-%d-disk-\d+' % template_vmid)
+    base = re.compile('^' + base_volume_pattern(template_vmid))
     return {storage for volume in guest_volumes(template_config) if (storage := storage_of(volume)) and base.match(volume.partition(':')[2])}
 
 

@@ -22,7 +22,7 @@ holds it, propagating unless it is the path itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -313,20 +313,23 @@ def notes_needs(vmid: int) -> list[Need]:
     return [need('to write the provision record into its Notes', 'VM.Config.Options', vm_path(vmid))]
 
 
-def conversion_needs(conversion: Any) -> list[Need]:
+def conversion_needs(conversion: Any, write_needs: Callable[[Mapping[str, Any], Iterable[str], str], list[Need]] = config_needs) -> list[Need]:
     """pve_template's conversion (``_template_io.Conversion``) of the build VM: shutdown, the config writes (Notes, name,
-    tags; the build's cloud-init settings and seed ISO drive out, an empty cloud-init drive in), regeneration, deleting its
-    own seed ISO, ``POST .../template``; then renaming the previous template and destroying it."""
+    tags; the build's cloud-init settings and seed ISO drive out, an empty cloud-init drive in; a build container's
+    addresses), regeneration, deleting its own seed ISO, ``POST .../template``; then renaming the previous template and
+    destroying it. ``write_needs``: the needs of one config write of the guest's type, ``config_needs`` for a VM,
+    ``_ct_privileges.config_needs`` for a container (whose name is ``hostname``: VM.Config.Network, pve-container
+    src/PVE/LXC.pm check_ct_modify_config_perm)."""
     path = vm_path(int(conversion.build['vmid']))
     seed = conversion.seed
-    settings = {'description': conversion.notes, 'tags': conversion.tags, 'name': None}
+    settings = {'description': conversion.notes, 'tags': conversion.tags, conversion.name_key: None, **conversion.addresses}
     deletions = list(conversion.strip)
     if seed is not None and seed.cloudinit:
         settings[seed.key] = seed.cloudinit
     elif seed is not None:
         deletions.append(seed.key)
     needs = [need('to shut it down', 'VM.PowerMgmt', path)] if conversion.status != 'stopped' else []
-    needs += config_needs(settings, deletions, path)
+    needs += write_needs(settings, deletions, path)
     if cloudinit_drive_key(conversion.config) or (seed is not None and seed.cloudinit):
         needs.append(need('to regenerate the cloud-init drive', 'VM.Config.Cloudinit', path))
     if seed is not None and seed.owned:
@@ -334,7 +337,8 @@ def conversion_needs(conversion: Any) -> list[Need]:
     needs.append(need('to convert it to a template', 'VM.Allocate', path))
     if conversion.previous is not None:
         previous = vm_path(int(conversion.previous['vmid']))
-        needs.append(need('to retire the previous template (name, tags)', 'VM.Config.Options', previous))
+        retiring = write_needs({conversion.name_key: None, 'tags': None}, [], previous)
+        needs += [replace(each, purpose=f'to retire the previous template: {each.purpose}') for each in retiring]
         if conversion.destroy_previous:
             needs.append(need('to destroy the previous template', 'VM.Allocate', previous))
     return needs

@@ -85,6 +85,37 @@ def wait_task(client, upid, timeout, context=None):
     )
 
 
+def task_upids(client, node, vmid, task_type):
+    """The UPIDs of the tasks of ``task_type`` on guest vmid that the node lists, running and finished alike (pve-manager
+    PVE/API2/Tasks.pm node_tasks: ``source`` all; archive, the default, lists only finished ones)."""
+    listed = client.get(
+        '/nodes/%s/tasks' % node, vmid=vmid, typefilter=task_type, source='all', context='listing the %s tasks of %s on %s' % (task_type, vmid, node)
+    )
+    return {str(item['upid']) for item in listed or [] if item.get('type') == task_type}
+
+
+def wait_forked_task(client, node, vmid, task_type, known, timeout, context, done, listing_grace=STATUS_GRACE):
+    """Wait for the worker of an endpoint that forks it and answers null (pve-container's template: src/PVE/API2/LXC.pm):
+    the task of ``task_type`` on vmid that the node lists and ``known`` (its UPIDs before the call) does not. Returns its
+    TaskResult, as wait_task does; TaskResult(None) when ``done()`` (what the task does, read from PVE) holds before it is
+    listed. PveApiError when neither shows within ``listing_grace`` seconds. (fork_worker lists the task among the node's
+    active ones before the call answers: pve-common src/PVE/RESTEnvironment.pm, active_workers.)"""
+    started = time.monotonic()
+    for _poll in _polls(started + listing_grace):
+        fresh = task_upids(client, node, vmid, task_type) - set(known)
+        if fresh:
+            # One task per call; should several show, the last started (UPIDs of one node sort by start time).
+            upid = max(fresh, key=lambda text: int(text.split(':')[4], 16))
+            return wait_task(client, upid, max(timeout - (time.monotonic() - started), FIRST_POLL), context)
+        if done():
+            return TaskResult(None)
+    raise PveApiError(
+        '%s: PVE accepted the request but listed no %s task of %s on %s within %g s, and the change is not made; see the'
+        " node's tasks in PVE" % (context, task_type, vmid, node, listing_grace),
+        reason='no %s task' % task_type,
+    )
+
+
 def _note_progress(client, progress, upid, node, context, seen):
     """Note the log lines after line number seen; returns the number of the last line noted.
 

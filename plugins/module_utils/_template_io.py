@@ -18,6 +18,11 @@ unless linked clones use it or it is protected. The name thus moves in two conse
 old template is never destroyed before its successor exists, and a run waiting for the build (it
 looks for the tag) never sees the moment in between as its end.
 
+A build container's conversion deletes no cloud-init key: its DNS settings stay, and its network devices' static
+addresses become DHCP/SLAAC (``_template_plan.build_addresses``). A build container on a storage that cannot hold a
+template is refused before any write. PVE answers its ``POST .../template`` with no task, which ``run_conversion``
+finds in the node's task list and waits for.
+
 Power, config writes and destroys go through pve_vm's ``Execution``, which waits for every task and
 judges a repeated power action or destroy by the VM's state.
 """
@@ -29,19 +34,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _ct_io, _linked, _ownership, _template_plan
+from ansible_collections.puls.proxmox.plugins.module_utils import _ct_io, _ct_privileges, _linked, _ownership, _template_plan
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import source_of
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._files_record import read_notes
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC, QEMU, guest_path
 from ansible_collections.puls.proxmox.plugins.module_utils._image import resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._notes import NotesTooLongError
-from ansible_collections.puls.proxmox.plugins.module_utils._privileges import conversion_needs, require
+from ansible_collections.puls.proxmox.plugins.module_utils._privileges import config_needs, conversion_needs, require
+from ansible_collections.puls.proxmox.plugins.module_utils._tasks import TaskResult, task_upids, wait_forked_task
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, as_bool, cloudinit_drive_key, normalize_tags
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import Execution, Outcome, Vm
 
 # PVE's refusal to destroy a base volume (QemuServer.pm destroy_vm says "linked cloned").
 _BASE_IN_USE = 'is still in use by linked clone'
+# The conversion's failure on a storage without the template feature (pve-container src/PVE/LXC.pm, template_create).
+_NO_TEMPLATE_FEATURE = 'Template feature is not available'
+# The task of a container's conversion (pve-container src/PVE/API2/LXC.pm, template: fork_worker('vztemplate', ...)).
+CONVERSION_TASK = 'vztemplate'
 DESTROY_PARAMS = {'purge': 1, 'destroy-unreferenced-disks': 1}
 
 
@@ -150,12 +160,33 @@ def query(client, request, resources, found) -> dict:
         want = wanted(client, request, resources, None if found is None else int(found['vmid']))
         facts['spec_hash'] = want.spec_hash
     if found is None:
+        _check_spec_storages(client, request)
         return _result(None, name=None, current=False, reason=f'template {request.name} does not exist', **facts)
     reasons = []
     if want is not None:
         config = _config(client, found, request)
         reasons = _template_plan.decide(config.get('description'), config, want.entries, request.spec, request.provision_hashes or {}, want.image)
+    if reasons:
+        _check_spec_storages(client, request)
     return _result(found, name=found.get('name'), current=not reasons, reason='; '.join(reasons), **facts)
+
+
+def _storage_types(client):
+    return _linked.storage_types(client.get('/cluster/resources', type='storage', context='listing the storages of the cluster'))
+
+
+def _check_spec_storages(client, request):
+    """Refuse, before a build, a container template whose spec puts its volumes on a storage that cannot hold a template
+    (the reconcile role's spec is pve_container's options): the bake would build and provision the container, and
+    only its conversion would fail. A check run thus says so too."""
+    if request.guest_type != LXC or not isinstance(request.spec, Mapping):
+        return
+    places = _template_plan.declared_storages(request.spec)
+    if not places:
+        return
+    refusal = _template_plan.template_storage_refusal(places, _storage_types(client), request.name)
+    if refusal:
+        raise SpecError('spec', refusal)
 
 
 # ---------------------------------------------------------------------------------------------- retired
@@ -227,20 +258,20 @@ def linked_clones(client, resources, template_vmid, template_config=None, ignore
         elif int(entry['vmid']) not in ignore:
             others.append((entry, config))
     if others and template_config is None:
-        template_config = _template_config(client, resources, template_vmid)
+        template_config = _template_config(client, resources, template_vmid, guest_type)
     if others and template_config and _linked.needs_storage_types(template_config, template_vmid, [c for _e, c in others]):
-        types = _linked.storage_types(client.get('/cluster/resources', type='storage', context='listing the storages of the cluster'))
+        types = _storage_types(client)
         named += [entry for entry, config in others if _linked.may_be_linked(template_config, template_vmid, config, types)]
     return [f"{entry.get('name')} ({entry['vmid']})" for entry in sorted(named, key=lambda entry: int(entry['vmid']))]
 
 
-def _template_config(client, resources, template_vmid):
+def _template_config(client, resources, template_vmid, guest_type=QEMU):
     """The template's config, or None when it is not listed or went away since the listing."""
     entry = next((item for item in resources if int(item['vmid']) == int(template_vmid)), None)
     if entry is None:
         return None
     try:
-        return client.vm_config(entry['node'], entry['vmid'])
+        return client.vm_config(entry['node'], entry['vmid'], guest_type=guest_type)
     except PveApiError as exc:
         if is_missing(exc.reason):
             return None
@@ -292,6 +323,7 @@ class Conversion:
     previous_config: Mapping[str, Any] = field(default_factory=dict)
     previous_users: list[str] = field(default_factory=list)
     name_key: str = 'name'  # the config key of the guest's name (_template_plan.name_key)
+    addresses: dict[str, str] = field(default_factory=dict)  # a build container's netN rewritten (_template_plan.build_addresses)
 
     @property
     def destroy_previous(self) -> bool:
@@ -314,6 +346,8 @@ class Conversion:
         for key in self.strip:
             before[key] = _template_plan.show_setting(key, config[key])
             after[key] = None
+        for key, value in self.addresses.items():
+            before[key], after[key] = config[key], value
         if self.seed is not None:
             self.seed.diff(before, after)
         if self.previous is not None:
@@ -346,7 +380,8 @@ def convert(client, request, resources, check_mode) -> dict:
         )
     want = wanted(client, request, resources)
     plan = plan_conversion(client, request, resources, build, config, want)
-    require(client, conversion_needs(plan), f'converting VM {request.vmid} into template {request.name}')
+    write_needs = _ct_privileges.config_needs if request.guest_type == LXC else config_needs
+    require(client, conversion_needs(plan, write_needs), f'converting {_template_plan.describe(build)} into template {request.name}')
     action = 'destroyed' if plan.destroy_previous else 'retired'
     warnings: list[str] = []
     if not check_mode:
@@ -373,6 +408,10 @@ def plan_conversion(client, request, resources, build, config, want) -> Conversi
         notes = _ownership.with_record(notes, request.owner_tag, request.vmid)
     except NotesTooLongError as exc:
         raise SpecError('vmid', f'{request.vmid}: {exc}') from None
+    if request.guest_type == LXC:
+        refusal = _template_plan.template_storage_refusal(_template_plan.volume_storages(config), _storage_types(client), request.name)
+        if refusal:
+            raise SpecError('vmid', f'{_template_plan.describe(build)} cannot become a template: {refusal}')
     status = client.get(guest_path(build['node'], request.vmid, '/status/current', request.guest_type), context=f'reading the status of {request.vmid}')[
         'status'
     ]
@@ -382,12 +421,13 @@ def plan_conversion(client, request, resources, build, config, want) -> Conversi
         status,
         notes,
         _template_plan.template_tags(config.get('tags'), request.owner_tag),
-        _template_plan.build_settings(config),
+        _template_plan.build_settings(config, request.guest_type),
         _template_plan.seed_drive(config, config.get(_template_plan.name_key(request.guest_type))),
         previous,
         previous_config,
         users,
         _template_plan.name_key(request.guest_type),
+        _template_plan.build_addresses(config, request.guest_type),
     )
 
 
@@ -398,7 +438,7 @@ def execute_conversion(client, request, plan: Conversion) -> tuple[str, list[str
         build.shutdown(request.shutdown_timeout)
     # No digest: the build VM is this bake's own (tagged puls-building), and its stop may rewrite the config.
     # The tag puls-building stays until the build takes the name (the last write), for the runs waiting on it.
-    settings, delete = {'description': plan.notes}, list(plan.strip)
+    settings, delete = {'description': plan.notes, **plan.addresses}, list(plan.strip)
     seed = plan.seed
     if seed is not None:
         if seed.cloudinit:
@@ -411,8 +451,7 @@ def execute_conversion(client, request, plan: Conversion) -> tuple[str, list[str
     if seed is not None and seed.owned:
         build.remove_volume(seed.volume)
     what = _template_plan.describe(plan.build)
-    path = guest_path(plan.build['node'], plan.build['vmid'], '/template', request.guest_type)
-    result = client.run_task('POST', path, context=f'converting {what} to a template', task_timeout=request.timeout)
+    result = run_conversion(client, request, plan.build)
     warnings = build.outcome.warnings + [f'converting {what} to a template: {line}' for line in result.warnings]
     if plan.previous is None:
         build.configure(set={plan.name_key: request.name, 'tags': plan.tags}, delete=[])
@@ -431,3 +470,39 @@ def execute_conversion(client, request, plan: Conversion) -> tuple[str, list[str
                 raise
             retired.outcome.warnings.append(f'{_template_plan.describe(plan.previous)} was kept retired: {exc.reason}')
     return action, warnings + retired.outcome.warnings
+
+
+def run_conversion(client, request, entry) -> TaskResult:
+    """``POST .../template`` of the build, waited for; its TaskResult once the build is a template. qemu-server answers
+    the task's UPID. pve-container forks the conversion's worker and answers null (src/PVE/API2/LXC.pm, template): its
+    task is then the vztemplate task of the container that the node did not list before the POST, waited for as any
+    task. PveApiError when the conversion failed, with what to do on a storage without the template feature, or when
+    PVE reported no failure but the build is no template."""
+    node, vmid = entry['node'], int(entry['vmid'])
+    what = _template_plan.describe(entry)
+    context = f'converting {what} to a template'
+    path = guest_path(node, vmid, '/template', request.guest_type)
+
+    def converted():
+        return as_bool(client.vm_config(node, vmid, guest_type=request.guest_type).get('template'))
+
+    earlier = task_upids(client, node, vmid, CONVERSION_TASK) if request.guest_type == LXC else set()
+    try:
+        result = client.run_task('POST', path, context=context, task_timeout=request.timeout)
+        if result.upid is None:
+            result = wait_forked_task(client, node, vmid, CONVERSION_TASK, earlier, request.timeout, context, converted)
+    except PveApiError as exc:
+        if _NO_TEMPLATE_FEATURE not in (exc.reason or ''):
+            raise
+        raise PveApiError(
+            f'{exc}\n{what} stays a normal guest: one of its volumes is on a storage that cannot hold a template (thick LVM '
+            'has no template feature, pve-storage LVMPlugin.pm); build it on a storage that can (LVM-thin, ZFS, Ceph RBD, '
+            'a directory)',
+            reason=exc.reason,
+            upid=exc.upid,
+            exitstatus=exc.exitstatus,
+            log=exc.log,
+        ) from None
+    if not converted():
+        raise PveApiError(f'{context}: PVE reported no failure, but {what} is not a template afterwards; see its tasks in PVE', reason='not converted')
+    return result

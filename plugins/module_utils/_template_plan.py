@@ -44,10 +44,12 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     decode_sshkeys,
     disk_size,
     drive_volumes,
+    format_property_string,
     format_size,
     is_seed_of,
     normalize_tags,
     parse_drive,
+    parse_property_string,
     seed_drive_key,
     storage_of,
 )
@@ -63,9 +65,18 @@ HASH_LENGTH = 12
 RETIRE_SUFFIX_LENGTH = 8
 # Spec keys whose values are secrets: never hashed into the Notes (and stripped from the template anyway).
 SECRET_SPEC_KEYS = frozenset(('ci_password', 'cipassword', 'password'))
-# Build-time cloud-init settings PVE keeps in the config; conversion deletes them (besides ipconfigN).
+# Build-time cloud-init settings PVE keeps in a VM's config; conversion deletes them (besides ipconfigN).
 BUILD_CLOUDINIT_KEYS = ('ciuser', 'cipassword', 'sshkeys', 'nameserver', 'searchdomain', 'cicustom')
 _IPCONFIG_KEY = re.compile(r'^ipconfig\d+$')
+# A container's network devices, and what conversion makes of a static address of the build in one: the automatic
+# method of its family, without the gateway (pve-container src/PVE/LXC/Config.pm, $netconf_desc: ip dhcp, ip6 auto).
+_CT_NET_KEY = re.compile(r'^net\d+$')
+_CT_AUTOMATIC_ADDRESS = {'ip': ('dhcp', 'gw'), 'ip6': ('auto', 'gw6')}
+_CT_METHODS = frozenset(('dhcp', 'auto', 'manual'))
+# Storage types that cannot hold a container template: pve-storage src/PVE/Storage/LVMPlugin.pm volume_has_feature has
+# its `template` entry commented out, and pve-container's conversion dies "Template feature is not available for
+# 'VOLID'" there (src/PVE/LXC.pm, template_create). qemu-server's template_create leaves such a VM disk as it is.
+TEMPLATE_LESS_TYPES = frozenset(('lvm',))
 _UNUSED_KEY = re.compile(r'^unused\d+$')
 # A container's volumes: its root file system and mount points (pve-container src/PVE/LXC/Config.pm, foreach_volume).
 _CT_VOLUME_KEY = re.compile(r'^(?:rootfs|mp\d+)$')
@@ -335,9 +346,64 @@ def _changed(key: str, config: Mapping[str, Any], spec: Mapping[str, Any] | str,
 # ---------------------------------------------------------------------------------------------- what is written
 
 
-def build_settings(config: Mapping[str, Any]) -> list[str]:
-    """The build-time cloud-init keys in ``config`` that conversion deletes, sorted."""
+def build_settings(config: Mapping[str, Any], guest_type: str = QEMU) -> list[str]:
+    """The build-time cloud-init keys in a VM's ``config`` that conversion deletes, sorted. A container has no cloud-init:
+    its ``nameserver`` and ``searchdomain`` are its DNS settings (pve-container src/PVE/LXC/Config.pm), which the
+    template keeps for its clones (without them a container gets the node's resolvers: src/PVE/LXC/Setup/Base.pm,
+    lookup_dns_conf); its build's addresses are ``build_addresses``'."""
+    if guest_type == LXC:
+        return []
     return sorted(key for key in config if key in BUILD_CLOUDINIT_KEYS or _IPCONFIG_KEY.match(key))
+
+
+def build_addresses(config: Mapping[str, Any], guest_type: str = QEMU) -> dict[str, str]:
+    """netN -> the value conversion writes, for each network device of a build container with a static address: DHCP
+    for IPv4 and SLAAC for IPv6 instead, without the gateway. pve-container's clone_vm copies netN with only a new MAC
+    (src/PVE/API2/LXC.pm), and each start rewrites the container's interfaces from it (src/PVE/LXC/Setup/Debian.pm,
+    setup_network; a device without an address is left as the root file system has it, the build's address
+    included): so a clone that declares no address asks for one, and never comes up on the build's. A VM's address
+    is its ipconfigN (``build_settings``)."""
+    if guest_type != LXC:
+        return {}
+    rewritten = {}
+    for key in sorted(key for key in config if _CT_NET_KEY.match(key)):
+        props = parse_property_string(config[key])
+        changed = dict(props)
+        for family, (automatic, gateway) in _CT_AUTOMATIC_ADDRESS.items():
+            if props.get(family) and props[family] not in _CT_METHODS:
+                changed[family] = automatic
+                changed.pop(gateway, None)
+        if changed != props:
+            rewritten[key] = format_property_string(changed)
+    return rewritten
+
+
+def volume_storages(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(key, storage) of each volume of a container's config, its root file system and mount points (not a bind mount)."""
+    return [(key, storage) for key, value in sorted(config.items()) if _CT_VOLUME_KEY.match(key) and (storage := storage_of(parse_drive(value)[0]))]
+
+
+def declared_storages(spec: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(option, storage) of each storage a container template's spec (pve_container's options) puts a volume on."""
+    places = [('storage', str(spec['storage']))] if spec.get('storage') else []
+    points = spec.get('mount_points') or []
+    for index, point in enumerate(points if isinstance(points, list) else []):
+        if isinstance(point, Mapping) and point.get('storage'):
+            places.append((f'mount_points[{index}].storage', str(point['storage'])))
+    return places
+
+
+def template_storage_refusal(places: Iterable[tuple[str, str]], storage_types: Mapping[str, str], name: str) -> str | None:
+    """Why a container template ``name`` cannot have a volume where ``places`` ((key or option, storage)) put them, or None."""
+    for where, storage in places:
+        kind = storage_types.get(storage)
+        if kind in TEMPLATE_LESS_TYPES:
+            return (
+                f'{where} is on {storage!r}, a thick LVM storage (type {kind}), which cannot hold a container template: PVE '
+                f"would fail its conversion with 'Template feature is not available'; put template {name!r} on a storage "
+                'that can (LVM-thin, ZFS, Ceph RBD, a directory)'
+            )
+    return None
 
 
 def show_setting(key: str, value: Any) -> Any:
@@ -420,11 +486,17 @@ def uses_base(config: Mapping[str, Any], template_vmid: int) -> bool:
     """Whether a guest's config has a disk made from a base volume of ``template_vmid``.
 
     PVE names a linked clone's volume after its base where the storage tracks it: ``base-100-disk-0/vm-101-disk-0``
-    (LVM-thin, ZFS, Ceph RBD), ``100/base-100-disk-0.qcow2/101/vm-101-disk-0.qcow2`` (directory
-    storages). Detached disks (``unusedN``) count too: they still hold the base.
+    (ZFS, Ceph RBD), ``basevol-100-disk-0/subvol-101-disk-0`` (a container's on ZFS), ``100/base-100-disk-0.qcow2/101/
+    vm-101-disk-0.qcow2`` (directory storages). Detached disks (``unusedN``) count too: they still hold the base.
     """
-    base = re.compile(r'(?:^|[:/])base-%d-disk-\d+(?:\.[a-z0-9]+)?/' % template_vmid)
+    base = re.compile(r'(?:^|[:/])%s(?:\.[a-z0-9]+)?/' % base_volume_pattern(template_vmid))
     return any(base.search(volume) for volume in guest_volumes(config))
+
+
+def base_volume_pattern(template_vmid: int) -> str:
+    """A regular expression of the name of a base volume of ``template_vmid``: ``base-100-disk-0``, or on ZFS a
+    container's ``basevol-100-disk-0`` (pve-storage src/PVE/Storage/ZFSPoolPlugin.pm, create_base: ``s/^subvol-/basevol-/``)."""
+    return r'(?:base|basevol)-%d-disk-\d+' % template_vmid
 
 
 def guest_volumes(config: Mapping[str, Any]) -> list[str]:

@@ -44,8 +44,15 @@ options:
       - V(qemu) for a VM template, V(lxc) for a container template (pve-container's C(POST /nodes/{node}/lxc/{vmid}/template),
         C(src/PVE/API2/LXC.pm) C(template)). Only templates, build guests and linked clones of this type are looked at.
       - A container template's O(spec) key C(image) is resolved as P(puls.proxmox.pve_container#module) resolves its
-        O(puls.proxmox.pve_container#module:image) (an OS template volume, or a container template); its conversion
-        deletes no setting (a container has no cloud-init drive); its name is its C(hostname).
+        O(puls.proxmox.pve_container#module:image) (an OS template volume, or a container template); its name is its
+        C(hostname). Its conversion keeps C(nameserver) and C(searchdomain) (the container's DNS settings, which its
+        clones inherit) and turns each static address of the build's network devices into C(ip=dhcp) (C(ip6=auto)),
+        without the gateway, so that a clone that declares no address never comes up on the build's.
+      - PVE answers a container's conversion with no task (C(src/PVE/API2/LXC.pm) C(template) forks it): the module
+        finds its C(vztemplate) task in the node's task list, waits for it, and checks that the build became a template.
+        A build container with a volume on thick LVM (storage type C(lvm), which has no template feature) is refused
+        before any write, and so is a O(spec) whose C(storage) or C(mount_points[].storage) is one, when the template
+        is to be built.
     type: str
     choices: [qemu, lxc]
     default: qemu
@@ -127,9 +134,10 @@ options:
     type: int
     default: 10
 notes:
-  - Linked clones are found by the base volume names in the configs of all other VMs of the cluster
-    (C(base-VMID-disk-N/...)), which takes one read per VM. On a storage whose volume names do not show the base,
-    PVE still refuses to destroy a base in use; the module then keeps the previous template retired and warns.
+  - Linked clones are found by the base volume names in the configs of all other guests of the template's type
+    (C(base-VMID-disk-N/...), a container's C(basevol-VMID-disk-N/...) on ZFS), which takes one read per guest. On a
+    storage whose volume names do not show the base, PVE still refuses to destroy a base in use; the module then keeps
+    the previous template retired and warns.
 '''
 
 EXAMPLES = r'''

@@ -27,6 +27,7 @@ OVERRIDDEN = {
     '_download_url': ['self', 'request'],
     '_lxc_clone': ['self', 'user', 'v'],
     '_lxc_create': ['self', 'user', 'v'],
+    '_lxc_template': ['self', 'user', 'v'],
     '_nodes': ['self', 'request'],
     '_qm_alloc': ['self', 'sid', 'vmid', 'fmt', 'size', 'linked_from'],
     '_qm_check_drive': ['self', 'user', 'vmid', 'pool', 'key', 'value', 'default'],
@@ -44,6 +45,10 @@ OVERRIDDEN = {
 CALLED = (
     '_check_lock',
     '_complete',
+    '_config_lock',
+    '_ct_check_lock',
+    '_ct_task',
+    '_find_ct',
     '_file_storage',
     '_need_file_storage',
     '_need_running',
@@ -54,6 +59,8 @@ CALLED = (
     '_qm_taken',
     '_qm_volume',
     '_store',
+    '_task_owner',
+    '_task_view',
     '_verify',
     '_vm',
     '_volume_path',
@@ -76,7 +83,7 @@ CALLED = (
 # Module-level names the lab imports.
 IMPORTED = {
     agent: ('KEYS',),
-    lxc: ('FakeCt', 'SIZE_UNITS', 'format_size', 'split_props'),
+    lxc: ('FakeCt', 'SIZE_UNITS', 'format_size', 'print_mount', 'split_props', 'to_base'),
     qemu: ('DRIVE_KEY', 'NET_MODELS', 'NEW_DISK', 'drives_of', 'is_cdrom', 'join_drive', 'split_drive', 'volume_ref', 'with_mac'),
     routing: ('die', 'param_error', 'split_list'),
     schema: ('_prop', 'check_value', 'load'),

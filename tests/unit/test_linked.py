@@ -51,3 +51,10 @@ def test_storage_types_are_needed_only_when_a_guest_has_a_plain_disk_beside_the_
 
 def test_templates_are_never_counted():
     assert not _linked.may_be_linked(TEMPLATE, 200, dict(guest(), template=1), TYPES)
+
+
+def test_a_container_templates_base_volumes_are_found_on_zfs_by_their_basevol_name():
+    # ZFSPoolPlugin.pm create_base renames a container's subvol-N-disk-M basevol-N-disk-M.
+    container_template = {'template': 1, 'rootfs': 'tank:basevol-200-disk-0,size=8G', 'mp0': 'local-lvm:base-200-disk-1,mp=/srv,size=1G'}
+    assert _linked.base_storages(container_template, 200) == {'tank', 'local-lvm'}
+    assert _linked.base_storages(container_template, 20) == set()

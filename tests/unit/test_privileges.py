@@ -171,6 +171,8 @@ def test_a_conversion_needs_power_config_cloudinit_template_and_the_previous_tem
         config={'scsi0': 'local-lvm:vm-120-disk-0'},
         previous={'vmid': 110},
         destroy_previous=True,
+        name_key='name',
+        addresses={},
     )
     assert grants(conversion_needs(conversion)) == [
         ('Datastore.Allocate', '/storage/local'),

@@ -157,6 +157,38 @@ def test_conversion_deletes_every_build_time_cloud_init_setting_and_nothing_else
     assert build_settings(config) == ['cicustom', 'cipassword', 'ciuser', 'ipconfig0', 'ipconfig1', 'nameserver', 'searchdomain', 'sshkeys']
 
 
+def test_a_container_template_keeps_its_dns_settings_and_no_cloud_init_key_is_deleted():
+    config = {'nameserver': '127.0.0.53', 'searchdomain': 'lab.test', 'hostname': 'web-golden-build', 'net0': 'name=eth0,bridge=vmbr0,ip=dhcp'}
+    assert build_settings(config, 'lxc') == []
+    assert build_settings(config) == ['nameserver', 'searchdomain']
+
+
+def test_a_build_containers_static_addresses_become_automatic_without_gateways_and_other_devices_stay():
+    config = {
+        'net0': 'name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:00:01,ip=127.0.0.41/24,gw=127.0.0.1,type=veth',
+        'net1': 'name=eth1,bridge=vmbr1,ip=dhcp,ip6=fe80::41/64,gw6=fe80::1',
+        'net2': 'name=eth2,bridge=vmbr0,ip=manual',
+        'net3': 'name=eth3,bridge=vmbr0',
+    }
+    assert _template_plan.build_addresses(config, 'lxc') == {
+        'net0': 'name=eth0,bridge=vmbr0,hwaddr=BC:24:11:00:00:01,ip=dhcp,type=veth',
+        'net1': 'name=eth1,bridge=vmbr1,ip=dhcp,ip6=auto',
+    }
+    assert _template_plan.build_addresses({'net0': 'virtio=BC:24:11:00:00:01,bridge=vmbr0', 'ipconfig0': 'ip=127.0.0.2/24'}) == {}
+
+
+def test_a_thick_lvm_storage_is_refused_for_a_container_template_naming_where_it_is_declared_or_used():
+    types = {'local-lvm': 'lvmthin', 'big': 'lvm', 'local': 'dir'}
+    spec = {'storage': 'local-lvm', 'mount_points': [{'slot': 0, 'path': '/srv', 'size': '1G'}, {'slot': 1, 'path': '/data', 'size': '1G', 'storage': 'big'}]}
+    places = _template_plan.declared_storages(spec)
+    assert places == [('storage', 'local-lvm'), ('mount_points[1].storage', 'big')]
+    refusal = _template_plan.template_storage_refusal(places, types, 'ct-golden')
+    assert refusal.startswith("mount_points[1].storage is on 'big', a thick LVM storage (type lvm)") and "'ct-golden'" in refusal
+    config = {'rootfs': 'big:vm-105-disk-0,size=8G', 'mp0': 'local:105/vm-105-disk-1.raw,mp=/srv', 'mp1': '/host/dir,mp=/bind'}
+    assert _template_plan.volume_storages(config) == [('mp0', 'local'), ('rootfs', 'big')]
+    assert _template_plan.template_storage_refusal([('rootfs', 'local-lvm'), ('mp0', 'unlisted')], types, 'ct-golden') is None
+
+
 def test_conversion_notes_keep_human_text_and_hold_both_blocks():
     notes = notes_for()
     lines = notes.splitlines()
@@ -296,6 +328,9 @@ def test_a_linked_clone_of_a_container_template_uses_its_base_in_the_root_file_s
     assert _template_plan.uses_base({'rootfs': 'local:400/base-400-disk-0.raw/402/vm-402-disk-0.raw,size=8G'}, 400)
     assert _template_plan.uses_base({'rootfs': 'local-lvm:vm-402-disk-0,size=8G', 'mp0': 'local:400/base-400-disk-1.raw/402/vm-402-disk-1.raw,mp=/srv'}, 400)
     assert not _template_plan.uses_base({'rootfs': 'local-lvm:vm-402-disk-0,size=8G'}, 400)
+    # ZFS names a container's base volume basevol- (ZFSPoolPlugin.pm create_base) and its linked clones after it.
+    assert _template_plan.uses_base({'rootfs': 'tank:basevol-400-disk-0/subvol-402-disk-0,size=8G'}, 400)
+    assert not _template_plan.uses_base({'rootfs': 'tank:basevol-4001-disk-0/subvol-402-disk-0,size=8G'}, 400)
     assert [e['vmid'] for e in _template_plan.linked_clone_candidates(RESOURCES, 9017, 'lxc')] == [130]
 
 

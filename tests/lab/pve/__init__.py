@@ -7,6 +7,7 @@ from fakepve import FakePve
 
 from .config import ConfigMixin
 from .containers import ContainersMixin
+from .ct_templates import CtTemplatesMixin
 from .disks import DisksMixin
 from .ha import HaMixin
 from .lifecycle import LifecycleMixin
@@ -27,6 +28,7 @@ class LabPve(
     SdnMixin,
     HaMixin,
     ConfigMixin,
+    CtTemplatesMixin,
     ContainersMixin,
     DisksMixin,
     LifecycleMixin,
