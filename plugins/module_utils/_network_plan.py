@@ -26,12 +26,13 @@ Facts of PVE this relies on (pve-manager ``PVE/API2/Network.pm``, pve-common ``s
   sent, ``inet`` for ``cidr`` and ``inet6`` for ``cidr6`` (``inet`` alone when sent neither), and sets ``method`` and
   ``method6`` to static with an address and manual without; none of the three is a parameter. So an update keeps an
   interface's addresses only when sent them again, and never keeps DHCP or SLAAC, nor the options of a stanza it drops:
-  such an update is refused (``unkept``) rather than sent.
+  such an update is refused (``_unkept``) rather than sent.
 
 Ownership: an interface this collection made has the line ``puls-managed`` in its comments (``MARK``). Undeclared,
 only a marked interface is pruned. Declared, an unmarked existing interface is refused unless ``adopt`` (it then gets
-the mark). Management: the interface carrying the node's address (``/cluster/status``, IPv4 or IPv6) and the ports beneath it
-(bridge ports, bond slaves, a VLAN's device) are never changed or deleted without ``allow_management_change``.
+the mark). Management: the interface carrying the node's address (``/cluster/status``, IPv4 or IPv6) and the ports
+beneath it (bridge ports, bond slaves, a VLAN's device) are never changed or deleted without
+``allow_management_change``.
 """
 
 from __future__ import annotations
@@ -307,7 +308,7 @@ def _ip(text: Any) -> Any:
         return text
 
 
-def carries(settings: Mapping[str, Any], address: str) -> bool:
+def _carries(settings: Mapping[str, Any], address: str) -> bool:
     """Whether a listed interface has ``address``, as its IPv4 or its IPv6 address."""
     wanted = _ip(address)
     return any(settings.get(key) and _ip(settings[key]) == wanted for key in ('address', 'cidr', 'address6', 'cidr6'))
@@ -320,7 +321,7 @@ def management_chain(interfaces: Mapping[str, Mapping[str, Any]], address: str |
     chain: dict[str, str] = {}
     queue = []
     for name, settings in sorted(interfaces.items()):
-        if carries(settings, address):
+        if _carries(settings, address):
             chain[name] = f"{name} carries the node's management address {address}"
             queue.append(name)
     while queue:
@@ -395,7 +396,7 @@ def plan(spec: NetworkSpec, observed: Observed) -> Plan:
         if params or delete:
             params['type'] = iface.type
             params.update(_resent(current, params))
-            problem = unkept(current, params)
+            problem = _unkept(current, params)
             if problem:
                 refusals.append(_unkept_refusal(iface, spec.node, problem))
                 continue
@@ -461,7 +462,7 @@ def _resent(current: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, 
     return {key: current[key] for key in ('cidr', 'cidr6') if key not in params and current.get(key)}
 
 
-def unkept(current: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+def _unkept(current: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
     """What of the listed interface an update sending ``params`` would lose, or None.
 
     pve-manager PVE/API2/Network.pm update_network: ``families`` becomes inet for a sent ``cidr`` and inet6 for a sent
@@ -480,7 +481,8 @@ def unkept(current: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
     for family, key, label in (('inet', 'options', 'IPv4'), ('inet6', 'options6', 'IPv6')):
         if family in families and family not in written and current.get(key):
             lines = '; '.join(str(line) for line in current[key])
-            return f'has an {label} stanza ({family} {method if family == "inet" else method6}) with no address but the options {lines!r}; PVE would drop that stanza with them'
+            stanza = f'{family} {method if family == "inet" else method6}'
+            return f'has an {label} stanza ({stanza}) with no address but the options {lines!r}; PVE would drop that stanza with them'
     return None
 
 
