@@ -427,28 +427,12 @@ def seed_text(cidr, gateway, cidr6, gateway6):
     ifaces = config['ifaces']
     for name in PHYSICAL_NICS:
         ifaces[name].update(method='manual', families=['inet'], priority=ifaces[name].get('priority', 2))
-    ifaces['vmbr0'] = {
-        'type': 'bridge',
-        'autostart': 1,
-        'method': 'static',
-        'method6': 'static',
-        'families': ['inet', 'inet6'],
-        'address': cidr,
-        'gateway': gateway,
-        'address6': cidr6,
-        'gateway6': gateway6,
-        'bridge_ports': 'eno1',
-        'priority': 10,
-    }
-    ifaces['vmbr10'] = {
-        'type': 'bridge',
-        'autostart': 1,
-        'method': 'dhcp',
-        'method6': 'auto',
-        'families': ['inet', 'inet6'],
-        'bridge_ports': 'eno4',
-        'priority': 11,
-    }
+
+    def bridge(port, priority, method, method6, **addresses):
+        return dict(type='bridge', autostart=1, families=['inet', 'inet6'], bridge_ports=port, priority=priority, method=method, method6=method6, **addresses)
+
+    ifaces['vmbr0'] = bridge('eno1', 10, 'static', 'static', address=cidr, gateway=gateway, address6=cidr6, gateway6=gateway6)
+    ifaces['vmbr10'] = bridge('eno4', 11, 'dhcp', 'auto')
     return write(config)
 
 
