@@ -185,3 +185,20 @@ def test_a_node_without_ifupdown2_gets_nothing_staged_and_is_told_what_to_do(lab
     staged = run_playbook(tmp_path, play(network_task('Stage', apply=False, interfaces=declared)), lab.env, name='stage')
     assert staged.rc == 0, staged.stdout
     assert staged.one('Stage')['actions'] == ['create vmbr2'] and 'vmbr2' in interfaces(lab) and reloads(lab) == 0
+
+
+def test_an_update_that_would_drop_the_options_of_a_stanza_without_an_address_is_refused(lab, tmp_path):
+    """An IPv6-only bridge whose inet stanza has no address but options: PVE's update would write it IPv6-only."""
+    current = files(lab)[0]
+    current = current.replace('iface vmbr10 inet dhcp\n', 'iface vmbr10 inet manual\n\tpost-up ip link set eno4 up\n')
+    current = current.replace('iface vmbr10 inet6 auto\n', 'iface vmbr10 inet6 static\n\taddress fd00:7::10/64\n')
+    lab.call(lambda: lab.pve.node_networks['pve1'].update(current=current))
+    declared = [{'name': 'vmbr10', 'type': 'bridge', 'mtu': 1500}]
+    run = run_playbook(tmp_path, play(dict(network_task('Options', adopt=True, interfaces=declared), ignore_errors=True)), lab.env)
+    assert run.rc == 0, run.stdout
+    message = run.one('Options')['msg']
+    assert message.startswith(
+        "interfaces[0]: vmbr10 on pve1 has an IPv4 stanza (inet manual) with no address but the options 'post-up ip link set eno4 up'; "
+        'PVE would drop that stanza with them.'
+    ), message
+    assert files(lab) == (current, None)

@@ -201,3 +201,24 @@ def test_a_vnet_is_planned_created_before_the_vm_that_names_it_as_its_bridge_lef
     }
     assert len(sdn_applies(lab)) == 2
     assert set(lab.call(lambda: set(lab.pve.sdn_running['vnets']))) == {'labnet'}
+
+
+def test_a_node_without_ifupdown2_is_left_as_it_was_and_apply_false_stages_the_changes(lab, tmp_path):
+    lab.call(lambda: lab.pve.nodes_without_ifupdown2.add('pve1'))
+    network = {'node': 'pve1', 'interfaces': [{'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2']}]}
+    inventory = {
+        'all': {
+            'vars': {'pve_nodes': lab.nodes, 'pve_networks': [network]},
+            'children': {'pve_vms': {'hosts': {'web1': {'pve_image': str(TEMPLATE), 'pve_node': 'pve1', 'pve_power': 'stopped'}}}},
+        }
+    }
+    refused = run_playbook(tmp_path, SITE, lab.env, inventory=inventory, name='refused')
+    assert refused.rc != 0
+    message = refused.one("puls.proxmox.reconcile : Keep the node's network interfaces")['msg']
+    assert 'you need ifupdown2 to reload network configuration' in message and 'were reverted' in message and 'apply: false' in message
+    assert lab.call(lambda: lab.pve.network_files('pve1'))[1] is None and len(applies(lab)) == 1  # the one refused
+    network['apply'] = False
+    staged = site(lab, tmp_path, inventory, 'staged')
+    assert staged.plans == {'pve1/vmbr1': ['create'], 'web1': ['create']} and len(applies(lab)) == 1
+    current, new = lab.call(lambda: lab.pve.network_files('pve1'))
+    assert 'iface vmbr1 ' not in current and 'iface vmbr1 inet manual\n\tbridge-ports eno2\n' in new

@@ -81,6 +81,14 @@ def test_an_update_keeps_a_family_only_when_sent_its_address(lab, api):
     assert (vmbr10['families'], vmbr10['method'], vmbr10['method6'], vmbr10['comments']) == (['inet6'], 'manual', 'static', 'uplink\n')
     assert 'iface vmbr10 inet6 static\n\taddress fd00:7::10/64\n\tbridge-ports eno4\n' in lab.pve.network_files('pve1')[1]
     assert '#uplink\n' in lab.pve.network_files('pve1')[1]
+    # The options of the inet stanza (an IPv4 one without an address) go with it.
+    api.data('DELETE', NET)
+    files = lab.pve.node_networks['pve1']
+    files['current'] = files['current'].replace('iface vmbr10 inet dhcp\n', 'iface vmbr10 inet manual\n\tpost-up ip link set eno4 up\n')
+    files['current'] = files['current'].replace('iface vmbr10 inet6 auto\n', 'iface vmbr10 inet6 static\n\taddress fd00:7::10/64\n')
+    assert listing(api)[0]['vmbr10']['options'] == ['post-up ip link set eno4 up']
+    api.data('PUT', NET + '/vmbr10', type='bridge', cidr6='fd00:7::10/64', mtu=1500)
+    assert listing(api)[0]['vmbr10']['families'] == ['inet6'] and 'post-up' not in lab.pve.network_files('pve1')[1]
 
 
 def test_an_ipv6_address_must_be_a_unicast_host_address(lab, api):
