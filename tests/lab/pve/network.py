@@ -17,7 +17,7 @@
 - pve-http-server src/PVE/APIServer/Formatter/Standard.pm, prepare_response_data: `changes` is sent beside `data`.
 
 The lab's ifreload brings up the `auto` interfaces and their ports (`active`); the physical NICs are eno1 to eno4.
-Each node is seeded as an installed node an admin has added to: vmbr0 on eno1 with the node's IPv4 address and a
+Each node is seeded as an installed node with what an admin often adds: vmbr0 on eno1 with the node's IPv4 address and a
 link-local IPv6 address (inet6 static), and vmbr10 on eno4 taking its addresses by DHCP and SLAAC (inet dhcp, inet6
 auto). `lab.pve.network_files(node)` gives (interfaces, interfaces.new or None) as text; a node in
 `lab.pve.nodes_without_ifupdown2` refuses the reload as a node still on ifupdown does.
