@@ -6,9 +6,10 @@ Everything that can be refused is refused before the first write: the options (`
 node, an unowned or management interface, changes someone else staged, missing privileges. A real run then stages
 each change (``POST``/``PUT``/``DELETE /nodes/{node}/network[/{iface}]``, written to ``/etc/network/interfaces.new``)
 and applies them all with one reload (``PUT /nodes/{node}/network``, the task ``srvreload``). When PVE refuses a
-change midway, the changes this run staged are reverted (``DELETE /nodes/{node}/network``, pve-manager
-``PVE/API2/Network.pm`` revert_network_changes), unless changes were staged before the run: those are not this run's
-to drop.
+change midway, or the reload itself before its task starts (a node without ifupdown2: pve-manager
+``PVE/API2/Network.pm`` assert_ifupdown2_installed), the changes this run staged are reverted (``DELETE
+/nodes/{node}/network``, revert_network_changes), so that no later run finds them staged as someone else's; unless
+changes were staged before the run: those are not this run's to drop.
 """
 
 from __future__ import annotations
@@ -75,16 +76,27 @@ def execute(client, node, plan, had_pending):
                 return True
             staged = True
         except PveApiError as exc:
-            if not staged or had_pending or action.kind == _network_plan.APPLY:
+            # A reload task that ran had moved interfaces.new over interfaces before it failed: nothing is left to revert.
+            if not staged or had_pending or (action.kind == _network_plan.APPLY and exc.upid):
                 raise
             client.delete(base, idempotent=True, context=f'reverting the network changes this run staged on {node}')
             raise PveApiError(
-                f'{exc}; the changes this run had staged on {node} were reverted, so its network is as it was',
+                f'{exc}; the changes this run had staged on {node} were reverted, so its network is as it was{_advice(exc, node)}',
                 reason=exc.reason,
                 status=exc.status,
                 errors=exc.errors,
             ) from None
     return False
+
+
+def _advice(exc, node):
+    if 'ifupdown2' not in str(exc.reason):
+        return ''
+    return (
+        f". PVE applies a node's network only with Proxmox's ifupdown2, 1.2.8 or later (pve-manager PVE/API2/Network.pm "
+        f'assert_ifupdown2_installed): install it on {node} (apt install ifupdown2), or set apply: false to only stage the '
+        "changes, which the node applies at its next boot (pve-manager's pvenetcommit.service)"
+    )
 
 
 def _describe(action):

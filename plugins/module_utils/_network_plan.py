@@ -9,9 +9,10 @@ and the diff from it and, in a real run, executes its actions in order, so check
 
 Actions (kind, params):
 - ``create``: iface, params (the POST's: ``type`` and the declared settings, ``comments`` with the mark line);
-- ``update``: iface, params (the PUT's: ``type``, what changed, and ``cidr`` again when the interface has one, since
-  update_network sets ``method`` from the address it is sent), delete (keys); ``release``: true for the first of two
-  updates of an interface whose ports change, which keeps only the ports it keeps (so they are free for others);
+- ``update``: iface, params (the PUT's: ``type``, what changed, and ``cidr`` and ``cidr6`` again when the interface has
+  them, since update_network writes a stanza only for an address it is sent), delete (keys); ``release``: true for the
+  first of two updates of an interface whose ports change, which keeps only the ports it keeps (so they are free for
+  others);
 - ``delete``: iface;
 - ``apply``: the one reload of the node's network (``PUT /nodes/{node}/network``), last.
 
@@ -20,13 +21,18 @@ Facts of PVE this relies on (pve-manager ``PVE/API2/Network.pm``, pve-common ``s
   that staged file when it exists and lists the difference as ``changes``.
 - The type is told by the file, not kept: a bond is a ``bondN``, a VLAN is ``DEVICE.ID`` or has a ``vlan-raw-device``,
   a bridge has ``bridge-ports``. Comment lines of a stanza read back as ``comments``, each line ending in a newline.
-- ``update_network`` needs ``type``, replaces only what it is sent, sets ``method`` to static only when ``address``
-  (``cidr``) is sent, and keeps a bridge VLAN-aware for any defined ``bridge_vlan_aware``: only ``delete`` clears it.
+- ``update_network`` needs ``type``, replaces only what it is sent, and keeps a bridge VLAN-aware for any defined
+  ``bridge_vlan_aware``: only ``delete`` clears it. It rebuilds ``families`` (one stanza each) from the addresses it is
+  sent, ``inet`` for ``cidr`` and ``inet6`` for ``cidr6`` (``inet`` alone when sent neither), and sets ``method`` and
+  ``method6`` to static with an address and manual without; none of the three is a parameter. So an update keeps an
+  interface's addresses only when sent them again, and never keeps DHCP or SLAAC, nor the options of a stanza it drops:
+  such an update is refused (``_unkept``) rather than sent.
 
 Ownership: an interface this collection made has the line ``puls-managed`` in its comments (``MARK``). Undeclared,
 only a marked interface is pruned. Declared, an unmarked existing interface is refused unless ``adopt`` (it then gets
-the mark). Management: the interface carrying the node's address (``/cluster/status``) and the ports beneath it
-(bridge ports, bond slaves, a VLAN's device) are never changed or deleted without ``allow_management_change``.
+the mark). Management: the interface carrying the node's address (``/cluster/status``, IPv4 or IPv6) and the ports
+beneath it (bridge ports, bond slaves, a VLAN's device) are never changed or deleted without
+``allow_management_change``.
 """
 
 from __future__ import annotations
@@ -218,9 +224,7 @@ def _normalized(option: str, name: str, key: str, value: Any) -> Any:
     if key == 'vlan_ids':
         items = str(value).replace(',', ' ').replace(';', ' ').split()
         for entry in items:
-            bounds = entry.split('-')
-            if len(bounds) > 2 or not all(b.isdigit() and 1 <= int(b) <= 4094 for b in bounds):
-                raise NetworkOptionError(option, f'{name}: {entry!r} is not a VLAN ID (1 to 4094) or a range of them (100-200)')
+            _check_vlan_range(option, name, entry)
         if not items:
             raise NetworkOptionError(option, f'{name}: the VLAN list is empty')
         return ' '.join(items)
@@ -254,6 +258,19 @@ def _normalized(option: str, name: str, key: str, value: Any) -> Any:
     return str(value)
 
 
+def _check_vlan_range(option: str, name: str, entry: str) -> None:
+    """pve-common src/PVE/JSONSchema.pm pve_verify_vlan_id_or_range: a tag of 2 to 4094 (1 is the bridge's untagged
+    default VLAN), or a range of them from the lower to the higher."""
+    bounds = entry.split('-')
+    if len(bounds) > 2 or not all(bound.isdigit() for bound in bounds):
+        raise NetworkOptionError(option, f'{name}: {entry!r} is not a VLAN ID (2 to 4094) or a range of them (100-200)')
+    for bound in bounds:
+        if not 2 <= int(bound) <= 4094:
+            raise NetworkOptionError(option, f'{name}: VLAN {int(bound)} in {entry!r} is not one PVE takes on a bridge: a VLAN ID is 2 to 4094')
+    if len(bounds) == 2 and int(bounds[0]) >= int(bounds[1]):
+        raise NetworkOptionError(option, f'{name}: the range {entry!r} must go from the lower to the higher VLAN ID (100-200); write a single VLAN as 100')
+
+
 # ---------------------------------------------------------------------------------------------- what the node has
 
 
@@ -283,6 +300,20 @@ def observed_value(settings: Mapping[str, Any], key: str) -> Any:
     return str(value)
 
 
+def _ip(text: Any) -> Any:
+    """An address in one form (IPv6 is written in many), or the text when it is none."""
+    try:
+        return ipaddress.ip_address(str(text).split('/', maxsplit=1)[0])
+    except ValueError:
+        return text
+
+
+def _carries(settings: Mapping[str, Any], address: str) -> bool:
+    """Whether a listed interface has ``address``, as its IPv4 or its IPv6 address."""
+    wanted = _ip(address)
+    return any(settings.get(key) and _ip(settings[key]) == wanted for key in ('address', 'cidr', 'address6', 'cidr6'))
+
+
 def management_chain(interfaces: Mapping[str, Mapping[str, Any]], address: str | None) -> dict[str, str]:
     """{interface: why it is protected} for the interface carrying ``address`` and the ports beneath it."""
     if not address:
@@ -290,7 +321,7 @@ def management_chain(interfaces: Mapping[str, Mapping[str, Any]], address: str |
     chain: dict[str, str] = {}
     queue = []
     for name, settings in sorted(interfaces.items()):
-        if address in (settings.get('address'), str(settings.get('cidr') or '').split('/', maxsplit=1)[0]):
+        if _carries(settings, address):
             chain[name] = f"{name} carries the node's management address {address}"
             queue.append(name)
     while queue:
@@ -364,8 +395,11 @@ def plan(spec: NetworkSpec, observed: Observed) -> Plan:
         after[iface.name] = _declared_view(iface, keys, current)
         if params or delete:
             params['type'] = iface.type
-            if 'cidr' not in params and current.get('cidr'):
-                params['cidr'] = current['cidr']  # update_network sets method from the address it is sent
+            params.update(_resent(current, params))
+            problem = _unkept(current, params)
+            if problem:
+                refusals.append(_unkept_refusal(iface, spec.node, problem))
+                continue
             updates.append(Action(UPDATE, {'iface': iface.name, 'params': params, 'delete': delete}))
     if spec.prune:
         declared = {iface.name for iface in spec.interfaces}
@@ -416,11 +450,50 @@ def _release(update: Action, current: Mapping[str, Any]) -> Action | None:
     if kept == old:
         return None
     params: dict[str, Any] = {'type': kind}
-    if current.get('cidr'):
-        params['cidr'] = current['cidr']
+    params.update(_resent(current, params))
     if kept:
         params[key] = ' '.join(sorted(kept))
     return Action(UPDATE, {'iface': update.params['iface'], 'params': params, 'delete': [] if kept else [key], 'release': True})
+
+
+def _resent(current: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """The addresses of the interface an update must send again to keep them (update_network writes a family's stanza
+    only for an address it is sent); the declared ``cidr`` when there is one."""
+    return {key: current[key] for key in ('cidr', 'cidr6') if key not in params and current.get(key)}
+
+
+def _unkept(current: Mapping[str, Any], params: Mapping[str, Any]) -> str | None:
+    """What of the listed interface an update sending ``params`` would lose, or None.
+
+    pve-manager PVE/API2/Network.pm update_network: ``families`` becomes inet for a sent ``cidr`` and inet6 for a sent
+    ``cidr6`` (inet alone for neither), ``method``/``method6`` static with the address and manual without; pve-common
+    src/PVE/Network/Interfaces.pm __write_etc_network_interfaces prints one stanza per family, a stanza's ``options``
+    (``options6`` for inet6) inside it.
+    """
+    families = set(current.get('families') or ('inet',))
+    method, method6 = current.get('method') or 'manual', current.get('method6') or 'manual'
+    written = {family for family, key in (('inet', 'cidr'), ('inet6', 'cidr6')) if params.get(key)} or {'inet'}
+    if method not in ('static', 'manual') and 'cidr' not in params:
+        return f'takes its IPv4 address by {method.upper()} (inet {method}); PVE would make it manual'
+    if method6 not in ('static', 'manual'):
+        how = 'SLAAC' if method6 == 'auto' else method6.upper()
+        return f'takes its IPv6 address by {how} (inet6 {method6}); PVE would drop that stanza'
+    for family, key, label in (('inet', 'options', 'IPv4'), ('inet6', 'options6', 'IPv6')):
+        if family in families and family not in written and current.get(key):
+            lines = '; '.join(str(line) for line in current[key])
+            stanza = f'{family} {method if family == "inet" else method6}'
+            return f'has an {label} stanza ({stanza}) with no address but the options {lines!r}; PVE would drop that stanza with them'
+    return None
+
+
+def _unkept_refusal(iface: Iface, node: str, problem: str) -> str:
+    fix = ', declare its cidr to give it a static address instead,' if problem.startswith('takes its IPv4') else ''
+    return (
+        f'{iface.option}: {iface.name} on {node} {problem}. PVE cannot keep it through its API: an update (adopting it too) '
+        'writes a stanza only for the addresses it is sent and sets the methods to static or manual (pve-manager '
+        f'PVE/API2/Network.pm update_network). Change {iface.name} on the node itself (/etc/network/interfaces){fix} '
+        f"or leave it undeclared; to adopt it as it is, add the comment line '{MARK}' to its stanza there"
+    )
 
 
 def _declared_view(iface: Iface, keys: Sequence[str], current: Mapping[str, Any] | None = None) -> dict[str, Any]:

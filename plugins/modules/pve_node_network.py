@@ -17,7 +17,11 @@ description:
   - "Bad input fails before the first write: the options, the node, an interface this collection did not make
     (see O(adopt)), the interface that carries the node's own address (see O(allow_management_change)), changes
     someone else staged (see O(pending_changes)), missing privileges."
-  - When Proxmox VE refuses a change midway, the changes this run staged are reverted, so nothing is applied.
+  - When Proxmox VE refuses a change midway, or the reload (a node without ifupdown2), the changes this run staged are
+    reverted, so nothing is applied and the next run does not find them staged.
+  - "An update keeps the interface's IPv4 and IPv6 addresses: Proxmox VE keeps an address only when an update sends it
+    again, and sets the methods to static or manual. An update it would make lose DHCP (unless O(interfaces[].cidr)
+    is declared), SLAAC or DHCPv6, or the options of a stanza without an address, is refused before any write."
 author:
   - puls.proxmox contributors (@puls-proxmox)
 extends_documentation_fragment:
@@ -75,7 +79,8 @@ options:
         type: bool
       vlan_ids:
         description:
-          - The VLANs a VLAN-aware bridge carries, as IDs and ranges, for example V(2-4094) or V(10 20 100-200).
+          - The VLANs a VLAN-aware bridge carries, as IDs (2 to 4094) and ranges from the lower to the higher, for
+            example V(2-4094) or V(10 20 100-200).
           - Without it, Proxmox VE writes V(2-4094).
         type: str
       cidr:
@@ -131,7 +136,8 @@ options:
   allow_management_change:
     description:
       - Allow changing or deleting the interface that carries the node's own address (its C(ip) in
-        C(GET /cluster/status)) and the interfaces beneath it (bridge ports, bond slaves, a VLAN's device).
+        C(GET /cluster/status), IPv4 or IPv6) and the interfaces beneath it (bridge ports, bond slaves, a VLAN's
+        device).
       - Without it, any change to them is refused, since a wrong one cuts the node off the network.
     type: bool
     default: false
@@ -159,7 +165,7 @@ notes:
     C(SDN.Use)) on C(/sdn/zones/localnetwork) lets it see every bridge, which Proxmox VE lists only to who may audit
     or use it. C(Sys.Audit) on C(/) lets it read the node's address (C(GET /cluster/status)). The module checks them
     before the first write and names what is missing.
-  - IPv6 addresses, OVS interfaces and removing an address are not managed yet.
+  - IPv6 addresses (kept, not declared), OVS interfaces and removing an address are not managed yet.
 seealso:
   - name: Proxmox VE network configuration
     description: Bridges, bonds and VLANs on a Proxmox VE node.

@@ -93,6 +93,8 @@ def test_refusals_change_nothing_and_changes_staged_by_someone_else_are_applied_
     refused = [
         network_task('Bad MTU', interfaces=[{'name': 'vmbr2', 'type': 'bridge', 'mtu': 100}]),
         network_task('Bad address', interfaces=[{'name': 'vmbr2', 'type': 'bridge', 'cidr': '127.0.0.300/8'}]),
+        network_task('VLAN 1', interfaces=[{'name': 'vmbr2', 'type': 'bridge', 'vlan_aware': True, 'vlan_ids': '1-100'}]),
+        network_task('Range down', interfaces=[{'name': 'vmbr2', 'type': 'bridge', 'vlan_aware': True, 'vlan_ids': '20 30-30'}]),
         network_task('Hand-made', interfaces=[{'name': 'vmbr7', 'type': 'bridge', 'mtu': 1400}]),
         network_task('Management', adopt=True, pending_changes='apply', interfaces=[{'name': 'vmbr0', 'type': 'bridge', 'mtu': 1400}]),
         network_task(
@@ -108,6 +110,10 @@ def test_refusals_change_nothing_and_changes_staged_by_someone_else_are_applied_
     assert messages['Bad MTU'].startswith('interfaces[0].mtu: vmbr2: 100 is not an MTU PVE takes (1280 to 65520)')
     assert run.one('Bad MTU')['option'] == 'interfaces[0].mtu'
     assert messages['Bad address'].startswith('interfaces[0].cidr: vmbr2:')
+    # pve_verify_vlan_id_or_range, before anything is written: VLAN 1 and a range not going up.
+    assert messages['VLAN 1'].startswith("interfaces[0].vlan_ids: vmbr2: VLAN 1 in '1-100' is not one PVE takes on a bridge")
+    assert messages['Range down'].startswith("interfaces[0].vlan_ids: vmbr2: the range '30-30' must go from the lower to the higher")
+    assert run.one('VLAN 1')['option'] == run.one('Range down')['option'] == 'interfaces[0].vlan_ids'
     assert 'vmbr7 exists on pve1 but was not made by this collection' in messages['Hand-made'] and 'adopt: true' in messages['Hand-made']
     assert f"vmbr0 carries the node's management address {lab.block.node(1)}" in messages['Management']
     assert 'allow_management_change: true' in messages['Management']
@@ -131,6 +137,8 @@ def test_the_examples_run_as_documented(lab, tmp_path):
     have = interfaces(lab)
     assert 'bond0' not in have and 'vmbr1.30' not in have and have['vmbr1']['bridge_ports'] == 'eno2'
     assert have['vmbr0']['comments'] == 'Management\npuls-managed\n' and have['vmbr0']['cidr'] == lab.block.node(1) + '/24'
+    # The adoption's update sent the IPv6 address again, so PVE kept it.
+    assert (have['vmbr0']['cidr6'], have['vmbr0']['gateway6'], have['vmbr0']['families']) == ('fe80::201/64', 'fe80::1', ['inet', 'inet6'])
     assert reloads(lab) == 3
 
 
@@ -144,3 +152,53 @@ def test_a_change_pve_refuses_midway_reverts_what_the_run_staged(lab):
     with pytest.raises(PveApiError, match=r"mtu 1500 is lower than 'vmbr1' - mtu 9000.*the changes this run had staged on pve1 were reverted"):
         reconcile(lab_vms.client(lab), {'node': 'pve1', 'interfaces': declared})
     assert files(lab)[1] is None and reloads(lab) == 0
+
+
+def test_the_management_guard_knows_an_ipv6_node_address(lab, tmp_path):
+    """A cluster over IPv6: the node's address in /cluster/status is vmbr0's IPv6 one (pve-cluster remote_node_ip)."""
+    lab.call(lambda: lab.pve.node_ips.update(pve1='fe80:0:0::201'))
+    declared = [{'name': 'vmbr0', 'type': 'bridge', 'mtu': 1400}]
+    run = run_playbook(tmp_path, play(dict(network_task('Management', adopt=True, interfaces=declared), ignore_errors=True)), lab.env)
+    assert run.rc == 0, run.stdout
+    result = run.one('Management')
+    assert [record['status'] for record in run.results] == ['failed'] and "vmbr0 carries the node's management address fe80:0:0::201" in result['msg'], result
+    assert 'allow_management_change: true' in result['msg'] and files(lab)[1] is None and reloads(lab) == 0
+    allowed = run_playbook(tmp_path, play(network_task('Allowed', adopt=True, allow_management_change=True, interfaces=declared)), lab.env, name='allowed')
+    assert allowed.rc == 0, allowed.stdout
+    assert allowed.one('Allowed')['management'] == ['eno1', 'vmbr0']
+    assert (interfaces(lab)['vmbr0']['mtu'], interfaces(lab)['vmbr0']['cidr6']) == ('1400', 'fe80::201/64')
+
+
+def test_a_node_without_ifupdown2_gets_nothing_staged_and_is_told_what_to_do(lab, tmp_path):
+    """PVE refuses the reload before its task (assert_ifupdown2_installed): the run reverts what it staged, so the next
+    run meets the same refusal rather than its own changes as someone else's."""
+    lab.call(lambda: lab.pve.nodes_without_ifupdown2.add('pve1'))
+    declared = [{'name': 'vmbr2', 'type': 'bridge', 'ports': ['eno3']}]
+    for name in ('First', 'Second'):
+        run = run_playbook(tmp_path, play(dict(network_task(name, interfaces=declared), ignore_errors=True)), lab.env, name=name)
+        assert run.rc == 0, run.stdout
+        message = run.one(name)['msg']
+        assert 'you need ifupdown2 to reload network configuration' in message, message
+        assert 'the changes this run had staged on pve1 were reverted' in message and 'install it on pve1 (apt install ifupdown2)' in message
+        assert 'set apply: false' in message and files(lab)[1] is None
+    # Staged only, as told: the next boot would apply it.
+    staged = run_playbook(tmp_path, play(network_task('Stage', apply=False, interfaces=declared)), lab.env, name='stage')
+    assert staged.rc == 0, staged.stdout
+    assert staged.one('Stage')['actions'] == ['create vmbr2'] and 'vmbr2' in interfaces(lab) and reloads(lab) == 0
+
+
+def test_an_update_that_would_drop_the_options_of_a_stanza_without_an_address_is_refused(lab, tmp_path):
+    """An IPv6-only bridge whose inet stanza has no address but options: PVE's update would write it IPv6-only."""
+    current = files(lab)[0]
+    current = current.replace('iface vmbr10 inet dhcp\n', 'iface vmbr10 inet manual\n\tpost-up ip link set eno4 up\n')
+    current = current.replace('iface vmbr10 inet6 auto\n', 'iface vmbr10 inet6 static\n\taddress fd00:7::10/64\n')
+    lab.call(lambda: lab.pve.node_networks['pve1'].update(current=current))
+    declared = [{'name': 'vmbr10', 'type': 'bridge', 'mtu': 1500}]
+    run = run_playbook(tmp_path, play(dict(network_task('Options', adopt=True, interfaces=declared), ignore_errors=True)), lab.env)
+    assert run.rc == 0, run.stdout
+    message = run.one('Options')['msg']
+    assert message.startswith(
+        "interfaces[0]: vmbr10 on pve1 has an IPv4 stanza (inet manual) with no address but the options 'post-up ip link set eno4 up'; "
+        'PVE would drop that stanza with them.'
+    ), message
+    assert files(lab) == (current, None)

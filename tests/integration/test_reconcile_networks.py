@@ -68,7 +68,7 @@ def test_bridges_are_planned_created_with_one_apply_left_alone_then_pruned_and_a
     planned = site(lab, tmp_path, inventory, 'plan', check=True)
     assert lab.writes() == []
     assert planned.plans == {'pve1/vmbr1': ['create'], 'pve1/vmbr2': ['create'], CONTAINER_TEMPLATE: ['create'], 'ct1': ['create']}
-    assert set(interfaces(lab)) == {'lo', 'eno1', 'eno2', 'eno3', 'vmbr0'}
+    assert set(interfaces(lab)) == {'lo', 'eno1', 'eno2', 'eno3', 'eno4', 'vmbr0', 'vmbr10'}
 
     applied = site(lab, tmp_path, inventory, 'apply')
     assert applied.plans == planned.plans
@@ -93,7 +93,53 @@ def test_bridges_are_planned_created_with_one_apply_left_alone_then_pruned_and_a
     pruned = site(lab, tmp_path, inventory, 'prune')
     assert pruned.plans == {'pve1/vmbr1': ['ok'], 'pve1/vmbr2': ['prune'], CONTAINER_TEMPLATE: ['ok'], 'ct1': ['ok']}
     assert len(applies(lab)) == 2
-    assert set(interfaces(lab)) == {'lo', 'eno1', 'eno2', 'eno3', 'vmbr0', 'vmbr1'}
+    assert set(interfaces(lab)) == {'lo', 'eno1', 'eno2', 'eno3', 'eno4', 'vmbr0', 'vmbr10', 'vmbr1'}
+
+
+def test_adopting_a_bridge_keeps_its_ipv6_address_and_one_on_dhcp_is_refused_naming_why(lab, tmp_path):
+    # The seed's vmbr0 has the node's IPv4 address and a link-local IPv6 one, vmbr10 takes DHCP and SLAAC: PVE's
+    # update_network keeps a family only when sent its address, and never keeps DHCP or SLAAC.
+    vmbr0 = {'name': 'vmbr0', 'type': 'bridge', 'comments': 'Management'}
+    network = {'node': 'pve1', 'adopt': True, 'allow_management_change': True, 'interfaces': [vmbr0]}
+    inventory = {
+        'all': {
+            'vars': {'pve_nodes': lab.nodes, 'pve_networks': [network]},
+            # site.yml plays on the machines: one VM, on the adopted bridge.
+            'children': {'pve_vms': {'hosts': {'web1': {'pve_image': str(TEMPLATE), 'pve_node': 'pve1', 'pve_power': 'stopped'}}}},
+        }
+    }
+    planned = site(lab, tmp_path, inventory, 'plan', check=True)
+    assert lab.writes() == [] and planned.plans == {'pve1/vmbr0': ['update'], 'web1': ['create']}
+    adopted = site(lab, tmp_path, inventory, 'adopt')
+    assert adopted.plans == planned.plans and len(applies(lab)) == 1
+    have = interfaces(lab)['vmbr0']
+    assert (have['families'], have['cidr'], have['cidr6'], have['gateway6'], have['method6']) == (
+        ['inet', 'inet6'],
+        lab.block.node(1) + '/24',
+        'fe80::201/64',
+        'fe80::1',
+        'static',
+    )
+    assert have['comments'] == 'Management\npuls-managed\n'
+
+    # vmbr10 declared too: refused before anything is written, naming the interface, what PVE would drop and the ways out.
+    network['interfaces'] = [vmbr0, {'name': 'vmbr10', 'type': 'bridge'}]
+    writes = len(lab.writes())
+    refused = run_playbook(tmp_path, SITE, lab.env, inventory=inventory, name='dhcp')
+    assert refused.rc != 0
+    message = refused.one("puls.proxmox.reconcile : Keep the node's network interfaces")['msg']
+    assert message.startswith('interfaces[1]: vmbr10 on pve1 takes its IPv4 address by DHCP (inet dhcp); PVE would make it manual.'), message
+    assert 'update_network' in message and 'declare its cidr' in message and message.endswith('Nothing was changed.')
+    assert len(lab.writes()) == writes
+    have = interfaces(lab)['vmbr10']
+    assert (have['method'], have['method6'], have['families']) == ('dhcp', 'auto', ['inet', 'inet6']) and 'comments' not in have
+
+    # Adopted as it is with the mark written on the node, vmbr10 is declared without a change to make.
+    current = lab.call(lambda: lab.pve.network_files('pve1'))[0]
+    marked = current.replace('iface vmbr10 inet6 auto\n', 'iface vmbr10 inet6 auto\n#puls-managed\n')
+    lab.call(lambda: lab.pve.node_networks['pve1'].update(current=marked))
+    again = site(lab, tmp_path, inventory, 'again')
+    assert again.plans == {'pve1/vmbr0': ['ok'], 'pve1/vmbr10': ['ok'], 'web1': ['ok']} and len(lab.writes()) == writes
 
 
 def sdn_applies(lab):
@@ -155,3 +201,24 @@ def test_a_vnet_is_planned_created_before_the_vm_that_names_it_as_its_bridge_lef
     }
     assert len(sdn_applies(lab)) == 2
     assert set(lab.call(lambda: set(lab.pve.sdn_running['vnets']))) == {'labnet'}
+
+
+def test_a_node_without_ifupdown2_is_left_as_it_was_and_apply_false_stages_the_changes(lab, tmp_path):
+    lab.call(lambda: lab.pve.nodes_without_ifupdown2.add('pve1'))
+    network = {'node': 'pve1', 'interfaces': [{'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2']}]}
+    inventory = {
+        'all': {
+            'vars': {'pve_nodes': lab.nodes, 'pve_networks': [network]},
+            'children': {'pve_vms': {'hosts': {'web1': {'pve_image': str(TEMPLATE), 'pve_node': 'pve1', 'pve_power': 'stopped'}}}},
+        }
+    }
+    refused = run_playbook(tmp_path, SITE, lab.env, inventory=inventory, name='refused')
+    assert refused.rc != 0
+    message = refused.one("puls.proxmox.reconcile : Keep the node's network interfaces")['msg']
+    assert 'you need ifupdown2 to reload network configuration' in message and 'were reverted' in message and 'apply: false' in message
+    assert lab.call(lambda: lab.pve.network_files('pve1'))[1] is None and len(applies(lab)) == 1  # the one refused
+    network['apply'] = False
+    staged = site(lab, tmp_path, inventory, 'staged')
+    assert staged.plans == {'pve1/vmbr1': ['create'], 'web1': ['create']} and len(applies(lab)) == 1
+    current, new = lab.call(lambda: lab.pve.network_files('pve1'))
+    assert 'iface vmbr1 ' not in current and 'iface vmbr1 inet manual\n\tbridge-ports eno2\n' in new

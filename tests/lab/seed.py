@@ -1,4 +1,5 @@
-"""The cluster every lab starts with: two nodes (each with vmbr0 on eno1 carrying its address), local and local-lvm, the shared NFS storage nfs-shared, the base
+"""The cluster every lab starts with: two nodes (each with vmbr0 on eno1 carrying its address and a link-local IPv6
+address, and vmbr10 on eno4 by DHCP and SLAAC), local and local-lvm, the shared NFS storage nfs-shared, the base
 template 9017, an API token and a random root password."""
 
 import secrets
@@ -29,10 +30,11 @@ def seed(pve):
     for node in sorted(NODE_MEMORY):
         pve.add_node(node)
     pve.node_memory = dict(NODE_MEMORY)
-    # Each node's vmbr0 on eno1 carries its address (in the lab's block, beside the API's).
+    # Each node's vmbr0 on eno1 carries its address (in the lab's block, beside the API's) and a link-local IPv6
+    # address: PVE's check_ipv6_settings refuses reserved ranges such as 2001:db8::/32 as host addresses.
     block = AddressBlock(pve.host.rsplit('.', 1)[0])
     for index, node in enumerate(sorted(NODE_MEMORY), 1):
-        pve.add_node_network(node, block.node(index) + '/24', block.gateway)
+        pve.add_node_network(node, block.node(index) + '/24', block.gateway, f'fe80::20{index}/64', 'fe80::1')
     # A fresh PVE's local has no import content; the collection downloads cloud images as import.
     pve.storages['local']['content'] = 'iso,vztmpl,import,snippets'
     pve.storages[SHARED_STORAGE] = _nfs_storage()

@@ -31,7 +31,101 @@ def test_every_node_has_vmbr0_on_eno1_carrying_its_address(lab, api):
         assert vmbr0['active'] == 1 and vmbr0['autostart'] == 1
         # The loopback is never listed; the physical NICs exist.
         assert 'lo' not in ifaces and ifaces['eno2']['type'] == 'eth' and ifaces['eno2']['exists'] == 1
-    assert set(listing(api, type='any_bridge')[0]) == {'vmbr0'}
+    assert set(listing(api, type='any_bridge')[0]) == {'vmbr0', 'vmbr10'}
+
+
+def test_vmbr0_has_an_ipv6_address_and_vmbr10_takes_its_addresses_by_dhcp_and_slaac(lab, api):
+    for index, node in enumerate(('pve1', 'pve2'), 1):
+        ifaces = {item['iface']: item for item in api.data('GET', f'/nodes/{node}/network')}
+        vmbr0, vmbr10 = ifaces['vmbr0'], ifaces['vmbr10']
+        assert (vmbr0['families'], vmbr0['method6'], vmbr0['cidr6'], vmbr0['address6'], vmbr0['netmask6'], vmbr0['gateway6']) == (
+            ['inet', 'inet6'],
+            'static',
+            f'fe80::20{index}/64',
+            f'fe80::20{index}',
+            '64',
+            'fe80::1',
+        )
+        assert (vmbr10['families'], vmbr10['method'], vmbr10['method6'], vmbr10['bridge_ports']) == (['inet', 'inet6'], 'dhcp', 'auto', 'eno4')
+        assert 'cidr' not in vmbr10 and 'cidr6' not in vmbr10 and vmbr10['active'] == 1
+    current = lab.pve.network_files('pve1')[0]
+    assert 'iface vmbr0 inet6 static\n\taddress fe80::201/64\n\tgateway fe80::1\n' in current
+    assert 'iface vmbr10 inet dhcp\n' in current and 'iface vmbr10 inet6 auto\n' in current
+
+
+def test_an_update_keeps_a_family_only_when_sent_its_address(lab, api):
+    # update_network: families, method and method6 are rebuilt from the addresses sent, whatever the interface had.
+    api.data('PUT', NET + '/vmbr10', type='bridge', comments='uplink')
+    vmbr10 = listing(api)[0]['vmbr10']
+    assert (vmbr10['families'], vmbr10['method'], vmbr10['method6'], vmbr10['comments']) == (['inet'], 'manual', 'manual', 'uplink\n')
+    staged = lab.pve.network_files('pve1')[1]
+    assert 'iface vmbr10 inet manual\n' in staged and 'vmbr10 inet6' not in staged
+    api.data('PUT', NET + '/vmbr0', type='bridge', cidr=lab.block.node(1) + '/24', mtu=1500)
+    vmbr0 = listing(api)[0]['vmbr0']
+    assert vmbr0['families'] == ['inet'] and vmbr0['method6'] == 'manual' and 'cidr6' not in vmbr0 and 'vmbr0 inet6' not in lab.pve.network_files('pve1')[1]
+    # Sent again, the IPv6 address comes back with its stanza; the gateway6 it had stays, as only sent keys are replaced.
+    api.data('DELETE', NET)
+    api.data('PUT', NET + '/vmbr0', type='bridge', cidr=lab.block.node(1) + '/24', cidr6='fe80::201/64', mtu=1500)
+    vmbr0 = listing(api)[0]['vmbr0']
+    assert (vmbr0['families'], vmbr0['method'], vmbr0['method6'], vmbr0['cidr6'], vmbr0['gateway6'], vmbr0['mtu']) == (
+        ['inet', 'inet6'],
+        'static',
+        'static',
+        'fe80::201/64',
+        'fe80::1',
+        '1500',
+    )
+    # An IPv6 address alone makes the interface IPv6-only: its inet stanza goes, its comments move to the inet6 one.
+    api.data('PUT', NET + '/vmbr10', type='bridge', cidr6='fd00:7::10/64', comments='uplink')
+    vmbr10 = listing(api)[0]['vmbr10']
+    assert (vmbr10['families'], vmbr10['method'], vmbr10['method6'], vmbr10['comments']) == (['inet6'], 'manual', 'static', 'uplink\n')
+    assert 'iface vmbr10 inet6 static\n\taddress fd00:7::10/64\n\tbridge-ports eno4\n' in lab.pve.network_files('pve1')[1]
+    assert '#uplink\n' in lab.pve.network_files('pve1')[1]
+    # The options of the inet stanza (an IPv4 one without an address) go with it.
+    api.data('DELETE', NET)
+    files = lab.pve.node_networks['pve1']
+    files['current'] = files['current'].replace('iface vmbr10 inet dhcp\n', 'iface vmbr10 inet manual\n\tpost-up ip link set eno4 up\n')
+    files['current'] = files['current'].replace('iface vmbr10 inet6 auto\n', 'iface vmbr10 inet6 static\n\taddress fd00:7::10/64\n')
+    assert listing(api)[0]['vmbr10']['options'] == ['post-up ip link set eno4 up']
+    api.data('PUT', NET + '/vmbr10', type='bridge', cidr6='fd00:7::10/64', mtu=1500)
+    assert listing(api)[0]['vmbr10']['families'] == ['inet6'] and 'post-up' not in lab.pve.network_files('pve1')[1]
+
+
+def test_an_ipv6_address_must_be_a_unicast_host_address(lab, api):
+    # check_ipv6_settings, on create and update: Net::IP's type of the address, the subnet-router anycast refused too.
+    refused = {
+        '2001:db8::5/64': 'DOCUMENTATION',
+        'ff02::5/64': 'MULTICAST',
+        '::1/128': 'LOOPBACK',
+        'fec0::5/64': 'RESERVED',
+        'ffff:ffff:ffff:ffff::/64': 'ANYCAST',
+    }
+    for cidr6, kind in refused.items():
+        address = cidr6.split('/')[0]
+        message = {'address': f"{address} with type '{kind}', cannot be used as host IPv6 address."}
+        assert api.error('POST', NET, iface='vmbr1', type='bridge', cidr6=cidr6)[::2] == (400, message)
+        assert api.error('PUT', NET + '/vmbr0', type='bridge', cidr6=cidr6)[::2] == (400, message)
+    assert api.error('POST', NET, iface='vmbr1', type='bridge', gateway6='fe80::2')[::2] == (
+        400,
+        {'gateway6': "Default ipv6 gateway already exists on interface 'vmbr0'."},
+    )
+    assert listing(api)[1] is None
+    for cidr6 in ('fe80::9/64', 'fd00:7::9/64', '2a01:4f8::9/64'):
+        api.data('POST', NET, iface='vmbr1', type='bridge', cidr6=cidr6)
+        assert listing(api)[0]['vmbr1']['cidr6'] == cidr6
+        api.data('DELETE', NET + '/vmbr1')
+
+
+def test_a_node_without_ifupdown2_refuses_the_reload_and_keeps_the_staged_changes(lab, api):
+    lab.call(lambda: lab.pve.nodes_without_ifupdown2.add('pve1'))
+    api.data('POST', NET, iface='vmbr1', type='bridge')
+    assert api.error('PUT', NET)[:2] == (500, 'you need ifupdown2 to reload network configuration')
+    assert '+iface vmbr1 inet manual' in listing(api)[1]
+    # The writer too: a VLAN neither DEVICE.ID nor vlanN needs ifupdown2.
+    assert api.error('POST', NET, iface='storage', type='vlan', **{'vlan-raw-device': 'eno2', 'vlan-id': 30})[:2] == (
+        500,
+        'custom vlan interface name need ifupdown2',
+    )
 
 
 def test_a_change_is_staged_listed_as_changes_and_applied_by_a_reload(lab, api):
@@ -100,7 +194,7 @@ def test_bad_changes_are_refused_and_nothing_is_staged(lab, api):
     )
     # A VLAN of another interface as a port needs no stanza of its own.
     api.data('POST', NET, iface='vmbr3', type='bridge', bridge_ports='eno3.7')
-    assert set(listing(api)[0]) == {'eno1', 'eno2', 'eno3', 'vmbr0', 'vmbr1', 'vmbr3'}
+    assert set(listing(api)[0]) == {'eno1', 'eno2', 'eno3', 'eno4', 'vmbr0', 'vmbr10', 'vmbr1', 'vmbr3'}
 
 
 def test_a_vlan_interface_takes_its_parent_and_id_from_its_name(lab, api):

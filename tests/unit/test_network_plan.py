@@ -82,6 +82,62 @@ def test_an_update_sends_its_type_what_changed_and_the_address_again():
     }
 
 
+# vmbr0 as an admin extends the installer's: an IPv6 address beside the IPv4 one (GET /nodes/pve1/network).
+DUAL_STACK = dict(
+    INSTALLED['vmbr0'],
+    families=['inet', 'inet6'],
+    method6='static',
+    cidr6='fe80::201/64',
+    address6='fe80::201',
+    netmask6='64',
+    gateway6='fe80::1',
+)
+
+
+def test_an_update_sends_the_ipv6_address_again_so_that_pve_keeps_its_stanza():
+    result = plan(spec({'name': 'vmbr0', 'type': 'bridge', 'comments': 'Management'}, adopt=True, allow_management_change=True), observed(vmbr0=DUAL_STACK))
+    assert result.actions[0].params['params'] == {
+        'type': 'bridge',
+        'comments': 'Management\npuls-managed',
+        'cidr': ADDRESS + '/24',
+        'cidr6': 'fe80::201/64',
+    }
+    # An IPv6-only bridge is sent its IPv6 address alone; the release of its ports too.
+    have = owned('vmbr1', type='bridge', bridge_ports='eno2 eno3', families=['inet6'], method6='static', cidr6='fd00:7::1/64')
+    moved = plan(spec({'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno3']}), observed(have))
+    assert [action.params['params'] for action in moved.actions[:-1]] == [
+        {'type': 'bridge', 'cidr6': 'fd00:7::1/64', 'bridge_ports': 'eno3'},
+        {'type': 'bridge', 'bridge_ports': 'eno3', 'cidr6': 'fd00:7::1/64'},
+    ]
+
+
+def test_an_update_pve_would_not_keep_dhcp_slaac_or_a_stanzas_options_through_is_refused():
+    dhcp = {'iface': 'vmbr10', 'type': 'bridge', 'bridge_ports': 'eno4', 'autostart': 1, 'families': ['inet', 'inet6'], 'method': 'dhcp', 'method6': 'auto'}
+    with pytest.raises(NetworkRefused) as refused:
+        plan(spec({'name': 'vmbr10', 'type': 'bridge'}, adopt=True), observed({'vmbr10': dhcp}))
+    message = str(refused.value)
+    assert message.startswith('interfaces[0]: vmbr10 on pve1 takes its IPv4 address by DHCP (inet dhcp); PVE would make it manual.')
+    assert 'update_network' in message and 'declare its cidr' in message and "add the comment line 'puls-managed'" in message
+    assert message.endswith('Nothing was changed.')
+    # A declared address makes it static, as asked; SLAAC, which this module cannot declare, is refused still.
+    with pytest.raises(NetworkRefused, match=r'interfaces\[0\]: vmbr10 on pve1 takes its IPv6 address by SLAAC \(inet6 auto\)'):
+        plan(spec({'name': 'vmbr10', 'type': 'bridge', 'cidr': '127.0.0.9/24'}, adopt=True), observed({'vmbr10': dhcp}))
+    v4_dhcp = dict(dhcp, families=['inet'], method6='manual')
+    assert kinds(plan(spec({'name': 'vmbr10', 'type': 'bridge', 'cidr': '127.0.0.9/24'}, adopt=True), observed({'vmbr10': v4_dhcp}))) == [
+        (UPDATE, 'vmbr10'),
+        (APPLY, None),
+    ]
+    # Options of a stanza without an address: the inet6 one goes with any update, the inet one when only IPv6 is sent.
+    ra = owned('vmbr1', type='bridge', families=['inet', 'inet6'], method6='manual', options6=['accept_ra 2'])
+    with pytest.raises(NetworkRefused, match=r"vmbr1 on pve1 has an IPv6 stanza \(inet6 manual\) with no address but the options 'accept_ra 2'"):
+        plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(ra))
+    hooked = owned('vmbr1', type='bridge', families=['inet', 'inet6'], method6='static', cidr6='fd00:7::1/64', options=['post-up true'])
+    with pytest.raises(NetworkRefused, match=r"has an IPv4 stanza \(inet manual\) with no address but the options 'post-up true'"):
+        plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(hooked))
+    # Nothing to change, nothing sent: a marked DHCP bridge declared as it is stays as it is.
+    assert plan(spec({'name': 'vmbr10', 'type': 'bridge'}), observed({'vmbr10': dict(dhcp, comments='puls-managed\n')})).actions == ()
+
+
 def test_a_bridge_declared_without_ports_has_none_and_keeps_none():
     result = plan(spec({'name': 'vmbr2', 'type': 'bridge', 'ports': []}), observed())
     assert result.actions[0].params['params'] == {'type': 'bridge', 'autostart': 1, 'comments': 'puls-managed'}
@@ -131,6 +187,10 @@ def test_the_management_interface_and_its_ports_refuse_change_unless_allowed():
     with pytest.raises(NetworkRefused, match=r"vmbr0 on pve1: vmbr0 carries the node's management address 127\.0\.0\.201 .*allow_management_change: true"):
         plan(spec(declared, adopt=True), observed())
     assert kinds(plan(spec(declared, adopt=True, allow_management_change=True), observed())) == [(UPDATE, 'vmbr0'), (APPLY, None)]
+    # The node's address may be its IPv6 one (a cluster over IPv6), written in any of its forms.
+    with pytest.raises(NetworkRefused, match=r"vmbr0 on pve1: vmbr0 carries the node's management address fe80:0::201"):
+        plan(spec(declared, adopt=True), Observed(dict(INSTALLED, vmbr0=DUAL_STACK), None, 'fe80:0::201'))
+    assert set(management_chain(dict(INSTALLED, vmbr0=DUAL_STACK), 'FE80::201')) == {'vmbr0', 'eno1'}
     # A bond beneath the management bridge is protected as well.
     bonded = observed(owned('bond0', type='bond', slaves='eno1'), vmbr0=dict(INSTALLED['vmbr0'], bridge_ports='bond0'))
     with pytest.raises(NetworkRefused, match='bond0 is beneath vmbr0'):
@@ -164,7 +224,12 @@ def test_a_type_the_node_reads_differently_is_refused():
         ({'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.0.0.300/8'}, 'interfaces[0].cidr', 'not an IPv4 address with its prefix'),
         ({'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.0.0.3'}, 'interfaces[0].cidr', 'lacks the prefix length'),
         ({'name': 'vmbr1', 'type': 'bridge', 'mtu': 100}, 'interfaces[0].mtu', '1280 to 65520'),
-        ({'name': 'vmbr1', 'type': 'bridge', 'vlan_aware': True, 'vlan_ids': '5000'}, 'interfaces[0].vlan_ids', 'not a VLAN ID'),
+        ({'name': 'vmbr1', 'type': 'bridge', 'vlan_aware': True, 'vlan_ids': '5000'}, 'interfaces[0].vlan_ids', 'VLAN 5000 .* is 2 to 4094'),
+        # pve_verify_vlan_id_or_range: VLAN 1 (the untagged default) and ranges not going up are refused.
+        ({'name': 'vmbr1', 'type': 'bridge', 'vlan_aware': True, 'vlan_ids': '1-100'}, 'interfaces[0].vlan_ids', "VLAN 1 in '1-100' .* is 2 to 4094"),
+        ({'name': 'vmbr1', 'type': 'bridge', 'vlan_aware': True, 'vlan_ids': '10 20-20'}, 'interfaces[0].vlan_ids', "range '20-20' must go from the lower"),
+        ({'name': 'vmbr1', 'type': 'bridge', 'vlan_aware': True, 'vlan_ids': '30-10'}, 'interfaces[0].vlan_ids', "range '30-10' must go from the lower"),
+        ({'name': 'vmbr1', 'type': 'bridge', 'vlan_aware': True, 'vlan_ids': '10-x'}, 'interfaces[0].vlan_ids', 'not a VLAN ID'),
         ({'name': 'vmbr1', 'type': 'bridge', 'vlan_ids': '10'}, 'interfaces[0].vlan_ids', 'need vlan_aware'),
         ({'name': 'vmbr1', 'type': 'bridge', 'bond_mode': '802.3ad'}, 'interfaces[0].bond_mode', 'for a bond, not a bridge'),
         ({'name': 'bond0', 'type': 'bond', 'bond_primary': 'eno2'}, 'interfaces[0].bond_primary', 'active-backup'),
