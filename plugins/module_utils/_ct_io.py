@@ -36,6 +36,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import (
     find_container,
     plan_container,
     resolve_source,
+    volumes_to_measure,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_privileges import container_needs
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
@@ -47,7 +48,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._tasks import wait_po
 from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, storage_of
 from ansible_collections.puls.proxmox.plugins.module_utils._vmid import create_with_new_vmid
-from ansible_collections.puls.proxmox.plugins.module_utils._volumes import list_volumes
+from ansible_collections.puls.proxmox.plugins.module_utils._volumes import list_volumes, volume_size
 
 
 @dataclass
@@ -78,7 +79,7 @@ def reconcile_container(client, params, check_mode=False):
     timeout = params.get('timeout') or DEFAULT_TASK_TIMEOUT
     resources = client.cluster_vms()
     found = find_container(resources, spec.name, spec.vmid)
-    observed = None if found is None else observe_in(client, found, resources)
+    observed = None if found is None else observe_in(client, found, resources, spec)
     warnings = []
     creation = None if observed is not None or spec.state == 'absent' else plan_creation(client, spec, resources, check_mode, warnings)
     plan = plan_container(spec, observed, creation)
@@ -115,9 +116,17 @@ def container_address(spec, config):
     return None if spec.ip == 'dhcp' else str(spec.ip.ip)
 
 
-def observe_in(client, entry, resources):
-    """The Observed container of a listing's entry, naming the listing's other guests by VMID (for messages)."""
-    return replace(observe(client, entry), names={int(item['vmid']): describe(item) for item in resources})
+def observe_in(client, entry, resources, spec):
+    """The Observed container of a listing's entry, naming the listing's other guests by VMID (for messages), with the
+    sizes of the volumes spec's plan must measure."""
+    observed = observe(client, entry)
+    names = {int(item['vmid']): describe(item) for item in resources}
+    return replace(observed, names=names, volume_sizes=measure_volumes(client, observed.node, spec, observed.config))
+
+
+def measure_volumes(client, node, spec, config):
+    """The storage's size of each volume of config that volumes_to_measure names (none, mostly: no request)."""
+    return {key: volume_size(client, node, volid) for key, volid in volumes_to_measure(spec, config).items()}
 
 
 def observe(client, entry):
@@ -135,7 +144,8 @@ def plan_creation(client, spec, resources, check_mode=False, warnings=None):
     task of the same run (pve_iso) may download it."""
     source = resolve_source(spec, resources)
     if source.volume is None:
-        return Creation(source, source.node, client.vm_config(source.node, source.vmid, guest_type=LXC))
+        config = client.vm_config(source.node, source.vmid, guest_type=LXC)
+        return Creation(source, source.node, config, measure_volumes(client, source.node, spec, config))
     node = choose_node(client.get('/nodes', context='listing the nodes of the cluster'), spec.node)
     storage = storage_of(source.volume)
     if source.volume not in list_volumes(client, node, storage, 'vztmpl'):
