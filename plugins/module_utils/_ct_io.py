@@ -41,6 +41,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import (
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_privileges import container_needs
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC, guest_path, guests_path
+from ansible_collections.puls.proxmox.plugins.module_utils._linked import storage_types
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require
@@ -145,7 +146,9 @@ def plan_creation(client, spec, resources, check_mode=False, warnings=None):
     source = resolve_source(spec, resources)
     if source.volume is None:
         config = client.vm_config(source.node, source.vmid, guest_type=LXC)
-        return Creation(source, source.node, config, measure_volumes(client, source.node, spec, config))
+        # A linked clone needs its storage's clone feature: their types, read only then.
+        types = storage_types(client.get('/cluster/resources', type='storage', context='listing the storages of the cluster')) if spec.linked_clone else {}
+        return Creation(source, source.node, config, measure_volumes(client, source.node, spec, config), types)
     node = choose_node(client.get('/nodes', context='listing the nodes of the cluster'), spec.node)
     storage = storage_of(source.volume)
     if source.volume not in list_volumes(client, node, storage, 'vztmpl'):

@@ -69,6 +69,10 @@ START = 'start'
 DESTROY = 'destroy'
 
 POWER_STATES = ('started', 'stopped', 'restarted')
+# Storage types that make a linked clone of a container's volume: volume_has_feature('clone', ...) with valid_target_formats
+# raw and subvol (src/PVE/API2/LXC.pm, clone_vm) holds for LvmThinPlugin, ZFSPoolPlugin, RBDPlugin and BTRFSPlugin;
+# pve-storage src/PVE/Storage/Plugin.pm refuses it for directories, NFS and CIFS ("clone_image creates a qcow2 volume").
+LINKED_CLONE_TYPES = frozenset(('lvmthin', 'zfspool', 'rbd', 'btrfs'))
 DEFAULT_ROOTFS_SIZE = 4 * 1024**3
 
 
@@ -107,6 +111,7 @@ class Creation:
     node: str
     source_config: Mapping[str, Any] = field(default_factory=dict)
     volume_sizes: Mapping[str, int] = field(default_factory=dict)
+    storage_types: Mapping[str, str] = field(default_factory=dict)  # storage ID -> type, read for a linked clone
 
 
 def find_container(resources: Iterable[Mapping[str, Any]], name: str | None, vmid: int | None = None) -> Mapping[str, Any] | None:
@@ -269,6 +274,8 @@ def _clone_actions(spec: CtSpec, creation: Creation, after: dict[str, Any]) -> l
     source = creation.source
     if spec.unprivileged is not None and spec.unprivileged != as_bool(creation.source_config.get('unprivileged')):
         raise SpecError('unprivileged', f'is {spec.unprivileged}, but a clone of {source.describe()} is not; drop unprivileged, or clone another template')
+    if spec.linked_clone:
+        _check_linked_clone(source, creation.source_config, creation.storage_types)
     base = _clone_config(creation.source_config)
     discarded: dict[str, Any] = {}  # a new container has no "before" beyond state: absent
     updates, deletions = _converge_config(spec, base, discarded, after, creation.volume_sizes)
@@ -290,6 +297,20 @@ def _clone_actions(spec: CtSpec, creation: Creation, after: dict[str, Any]) -> l
         ),
     )
     return [clone, *_write_actions(updates, deletions, resizes)]
+
+
+def _check_linked_clone(source: Source, source_config: Mapping[str, Any], storage_types: Mapping[str, str]) -> None:
+    """Refuse a linked clone of a template with a volume on a storage that makes none (a type not known is left to PVE)."""
+    for key in sorted(key for key in source_config if key == 'rootfs' or (key.startswith('mp') and key[2:].isdigit())):
+        storage = parse_property_string(source_config[key], 'volume').get('volume', '').partition(':')[0]
+        kind = storage_types.get(storage)
+        if kind is not None and kind not in LINKED_CLONE_TYPES:
+            raise SpecError(
+                'linked_clone',
+                f'is true, but container template {source.describe()} keeps {key} on storage {storage!r} ({kind}), where PVE makes no linked '
+                f'clone (it refuses: "Linked clone feature ... is not available"; only {", ".join(sorted(LINKED_CLONE_TYPES))} storages do): '
+                'set linked_clone: false for a full clone, or build the template on such a storage',
+            )
 
 
 def _clone_config(source_config: Mapping[str, Any]) -> dict[str, Any]:

@@ -255,3 +255,18 @@ def test_a_volume_whose_config_understates_it_is_measured_and_not_grown_when_it_
     grown = plan_container(spec(disk_size='1504M'), observed)
     assert grown.actions == (Action(RESIZE, {'disk': 'rootfs', 'size': '1504M'}),)
     assert (grown.diff['before']['disk_size'], grown.diff['after']['disk_size']) == ('1499M', '1504M')
+
+
+def test_a_linked_clone_of_a_template_on_a_storage_without_linked_clones_is_refused_naming_linked_clone():
+    """src/PVE/API2/LXC.pm clone_vm: "Linked clone feature for 'VOLID' is not available" (pve-storage Plugin.pm volume_has_feature)."""
+    template = {'hostname': 'base', 'template': 1, 'rootfs': 'ctdir:900/base-900-disk-0.raw,size=4G', 'unprivileged': 1}
+    creation = Creation(Source(900, 'pve1', 'base'), 'pve1', template, storage_types={'ctdir': 'dir', 'local-lvm': 'lvmthin'})
+    with pytest.raises(
+        SpecError, match=r"^linked_clone is true, but container template base \(900\) keeps rootfs on storage 'ctdir' \(dir\), where PVE makes no"
+    ):
+        plan_container(spec(image='base', linked_clone=True), creation=creation)
+    assert plan_container(spec(image='base'), creation=creation).actions[0].params['full'], 'a full clone is fine'
+    on_thin = Creation(creation.source, 'pve1', {**template, 'rootfs': 'local-lvm:base-900-disk-0,size=4G'}, storage_types=creation.storage_types)
+    assert not plan_container(spec(image='base', linked_clone=True), creation=on_thin).actions[0].params['full']
+    unknown = Creation(creation.source, 'pve1', template)
+    assert not plan_container(spec(image='base', linked_clone=True), creation=unknown).actions[0].params['full'], 'a type not visible is left to PVE'
