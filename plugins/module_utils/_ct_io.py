@@ -8,7 +8,7 @@
    merged, and as it runs while it runs); for a missing one, its source (an OS template volume, checked to exist on
    the node's storage, or a container template and its config) and the node;
 3. plan, check the privileges the plan needs, and in a real run execute the actions in order, waiting for every
-   task and for a new container's lock;
+   task and for a new container's lock (a clone in its source's turn, ``_ct_clone``);
 4. the address of a static ``ip`` (declared, or net0's own).
 
 Check mode stops after the plan, so both modes report the plan's ``changed``, ``diff`` and ``changes``.
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from ansible_collections.puls.proxmox.plugins.module_utils._address import static_address
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
+from ansible_collections.puls.proxmox.plugins.module_utils._ct_clone import clone_in_turn
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_config import CtSpec
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_options import DEFAULT_SHUTDOWN_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import (
@@ -200,12 +201,20 @@ class Execution:
         self.outcome.warnings.extend(f'{context}: {line}' for line in result.warnings)
         return result
 
-    def _create(self, create_path, newid, context, owner_tag, notes='', **params):
+    def _create(self, create_path, newid, context, owner_tag, notes='', retry_locked=True, **params):
         def send(vmid):
             # The owner record names the VMID this request asks for (_ownership): a clone's inherited one never does.
             description = with_record(notes, owner_tag, vmid)
             return self.client.create_vm(
-                create_path, vmid, name=self.ct.name, task_timeout=self.timeout, context=context, guest_type=LXC, description=description, **params
+                create_path,
+                vmid,
+                name=self.ct.name,
+                task_timeout=self.timeout,
+                context=context,
+                guest_type=LXC,
+                retry_locked=retry_locked,
+                description=description,
+                **params,
             )
 
         vmid, result = create_with_new_vmid(self.client, send, vmid=newid, task_timeout=self.timeout, context=context)
@@ -220,9 +229,13 @@ class Execution:
 
     def clone(self, vmid, node, name, full, owner_tag, newid=None, target=None, storage=None, pool=None, notes=''):
         context = f'cloning container {vmid} on {node} as {name}'
-        self.ct.vmid = self._create(
-            guest_path(node, vmid, '/clone', LXC), newid, context, owner_tag, notes=notes, full=int(full), target=target, storage=storage, pool=pool
-        )
+
+        def send():
+            # A locked source is waited for in clone_in_turn, outside the VMID lock: no retry of it within.
+            path = guest_path(node, vmid, '/clone', LXC)
+            return self._create(path, newid, context, owner_tag, notes=notes, retry_locked=False, full=int(full), target=target, storage=storage, pool=pool)
+
+        self.ct.vmid = clone_in_turn(self.client, node, vmid, time.monotonic() + self.timeout, context, send)
         self.ct.node = target or node
         # The clone keeps "lock: create" until its volumes are copied (src/PVE/API2/LXC.pm, clone_vm).
         self.client.wait_unlocked(self.ct.node, self.ct.vmid, self.timeout, LXC)

@@ -227,7 +227,10 @@ options:
     type: int
     default: 180
   timeout:
-    description: Seconds to wait for each PVE task.
+    description:
+      - Seconds to wait for each PVE task.
+      - A clone also waits up to this long for its turn, since PVE copies a container one clone at a time (it locks the
+        source for each copy); clones of one template by parallel forks of this controller take turns.
     type: int
     default: 600
 seealso:
