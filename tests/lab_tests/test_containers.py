@@ -179,3 +179,14 @@ def test_a_linked_clone_of_a_template_on_a_directory_storage_is_refused(lab, api
     assert 'lock' not in api.data('GET', f'{LXC}/167/config') and api.call('GET', f'{LXC}/170/config').status_code != 200
     assert api.run('POST', f'{LXC}/167/clone', newid=170, hostname='full', full=1)['exitstatus'] == 'OK'
     assert api.run('POST', f'{LXC}/168/clone', newid=171, hostname='linked')['exitstatus'] == 'OK'
+
+
+def test_a_full_clone_records_its_sources_volume_size_and_a_linked_clone_its_sources_config_size(lab, api):
+    """src/PVE/LXC.pm copy_volume: a full clone's volume (and size=) is the source volume's size (volume_size_info)."""
+    download_template(lab, api)
+    assert api.run('POST', LXC, vmid=172, ostemplate=TEMPLATE, rootfs='local-lvm:1.46484')['exitstatus'] == 'OK'
+    assert api.run('POST', f'{LXC}/172/template')['exitstatus'] == 'OK'
+    assert rootfs(api, 172)[1]['size'] == '1499M' and volume_size(api, rootfs(api, 172)[0]) == 1500 * MIB
+    assert api.run('POST', f'{LXC}/172/clone', newid=173, hostname='full', full=1)['exitstatus'] == 'OK'
+    assert api.run('POST', f'{LXC}/172/clone', newid=174, hostname='linked')['exitstatus'] == 'OK'
+    assert (rootfs(api, 173)[1]['size'], rootfs(api, 174)[1]['size']) == ('1500M', '1499M')

@@ -28,7 +28,9 @@
   clone_vm dies "Linked clone feature for 'VOLID' is not available" unless volume_has_feature('clone', ...,
   valid_target_formats raw and subvol) holds, which it does only on LVM-thin, ZFS, RBD and BTRFS (pve-storage
   src/PVE/Storage/Plugin.pm volume_has_feature refuses it for a directory, NFS or CIFS storage: "clone_image creates
-  a qcow2 volume"; LVMPlugin.pm offers no clone).
+  a qcow2 volume"; LVMPlugin.pm offers no clone). A full clone's volume is as large as its source's volume, which its
+  config's size= records (src/PVE/LXC.pm copy_volume: ``$mp->{size} = volume_size_info(...)``); a linked clone keeps
+  the source's size=.
 """
 
 import re
@@ -57,6 +59,8 @@ class ContainersMixin:
         self.ct_authorized_keys = {}
         # VMID -> why the create task of that container fails (update_pct_config in create_vm's worker).
         self._ct_create_failures = {}
+        # new VMID of a full clone -> {mount key: its source volume's size}, for the clone's config (copy_volume).
+        self._ct_clone_sizes = {}
 
     def _bridge_mtu_problem(self, node, values):
         """update_pct_config's MTU check of each netN in values: the message it dies with, or None."""
@@ -104,7 +108,11 @@ class ContainersMixin:
         # The copy takes as long as a VM's (fakepve's own duration is 0); read at each clone, as tests set clone_secs.
         self.ct_secs['clone'] = self.clone_secs
         self._refuse_linked_clone(user, v)
-        upid = await super()._lxc_clone(user, v)
+        self._ct_clone_sizes[int(v['newid'])] = self._full_clone_sizes(v)
+        try:
+            upid = await super()._lxc_clone(user, v)
+        finally:
+            self._ct_clone_sizes.pop(int(v['newid']), None)  # the task took them, or none was started
         source = self.ct_authorized_keys.get(int(v['vmid']))
         if source is not None:
             self.ct_authorized_keys[int(v['newid'])] = source
@@ -130,6 +138,27 @@ class ContainersMixin:
             self.require(user, '/storage/' + sid, 'Datastore.AllocateSpace')
             if self.storages[sid].get('type', 'dir') not in LINKED_CLONE_TYPES:
                 raise PveError(500, "Linked clone feature for '{0}' is not available".format(mount['volume']))
+
+    def _full_clone_sizes(self, v):
+        """The size of each source volume a full clone copies, by mount key; {} for a linked clone."""
+        source = self.ct(int(v['vmid']))
+        full = v.get('full')
+        if source is None or not (bool(int(full)) if full is not None else not source.template):
+            return {}
+        config = source.snapshots.get(v['snapname'], source.config) if v.get('snapname') else source.config
+        return {key: size for key, mount in source.volumes(config) if not key.startswith('unused') and (size := self.ct_volume_size(mount['volume']))}
+
+    def _sized_like_the_source(self, body, new, sizes):
+        """A full clone's config records each copied volume's size (copy_volume), once its worker has copied them."""
+
+        async def run():
+            note = await body()
+            for key, size in sizes.items():
+                if key in new.config:
+                    new.config[key] = print_mount(dict(parse_mount(new.config[key]), size=format_size(size)), key == 'rootfs')
+            return note
+
+        return run
 
     # ------------------------------------------------------------- sizes
 
@@ -198,6 +227,9 @@ class ContainersMixin:
     async def task(self, node, ttype, tid, user, body, vm=None, lock=True, log=()):
         if ttype in CT_POWER_TASKS:
             body = self._telling_power_listeners(body)
+        sizes = self._ct_clone_sizes.pop(vm.vmid, None) if ttype == 'vzclone' and vm is not None else None
+        if sizes:
+            body = self._sized_like_the_source(body, vm, sizes)
         problem = self._ct_create_failures.pop(int(tid), None) if ttype == 'vzcreate' and vm is not None else None
         if problem:
 
