@@ -37,6 +37,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._errors import (
     PveApiError,
     Redactor,
     describe_failure,
+    is_guest_locked,
     is_missing,
     is_permanent,
     permission_hint,
@@ -455,14 +456,15 @@ class PveClient:
 
     # ------------------------------------------------------------------ creating guests
 
-    def create_vm(self, api_path, /, vmid, *, name=None, task_timeout=DEFAULT_TASK_TIMEOUT, context=None, guest_type=QEMU, **params):
+    def create_vm(self, api_path, /, vmid, *, name=None, task_timeout=DEFAULT_TASK_TIMEOUT, context=None, guest_type=QEMU, retry_locked=True, **params):
         """POST a create (api_path /nodes/N/qemu) or clone (api_path /nodes/N/qemu/SRC/clone) of VM vmid.
 
         Returns the task's UPID, or None when the answer was lost and the VM turned out to be created
         (its task is then already finished). A create is never repeated blindly: after a lost answer
         the client looks for VM vmid; a VM with that id and `name` is ours, none means the create can
         be sent again, a VM with another name fails with PVE's "already exists" wording. A container
-        (guest_type lxc, api_path /nodes/N/lxc) is named by its hostname.
+        (guest_type lxc, api_path /nodes/N/lxc) is named by its hostname. retry_locked=False fails at once when PVE
+        answers that the source is locked, for a caller that waits for the lock itself.
         """
         name_key = 'hostname' if guest_type == LXC else 'name'
         node = api_path.strip('/').split('/')[1]
@@ -477,7 +479,7 @@ class PveClient:
             return self._created(vmid, name, task_timeout, context, guest_type)
 
         try:
-            return self._call('POST', api_path, params, context, lost_response=check_created)
+            return self._call('POST', api_path, params, context, lost_response=check_created, retry_locked=retry_locked)
         except PveApiError as exc:
             # Our own earlier try may have created it after all.
             if lost and exc.status is not None and vmid_taken(exc.reason, vmid) and self._created(vmid, name, task_timeout, context, guest_type):
@@ -504,7 +506,7 @@ class PveClient:
 
     # ------------------------------------------------------------------ the wire
 
-    def _call(self, method, path, params, context, idempotent=False, lost_response=None, files=None, whole=False):
+    def _call(self, method, path, params, context, idempotent=False, lost_response=None, files=None, whole=False, retry_locked=True):
         """One API call with retries; see the module docstring for what is retried."""
         context = context or '%s %s' % (method, path)
         url = '%s/%s' % (self.base_url, path.lstrip('/'))
@@ -524,17 +526,17 @@ class PveClient:
                     renewed = True
                     self._session = None
                     continue
-                if self._after_failure(method, failure, idempotent, lost_response, context) == 'applied':
+                if self._after_failure(method, failure, idempotent, lost_response, context, retry_locked) == 'applied':
                     return None
                 delay = self.retry.next_delay(attempt, started)
                 if delay is None:
                     raise self._error(context, failure, attempts=attempt, started=started) from None
             time.sleep(delay)
 
-    def _after_failure(self, method, failure, idempotent, lost_response, context):
+    def _after_failure(self, method, failure, idempotent, lost_response, context, retry_locked=True):
         """'retry', or 'applied' when a write whose answer was lost turns out done; raises when the failure is final."""
         safe = method == 'GET' or idempotent or failure.login  # logging in changes nothing
-        if failure.tls:
+        if failure.tls or (not retry_locked and is_guest_locked(failure.reason)):
             raise self._error(context, failure) from None
         if transient_reason(failure.status, failure.reason):
             return 'retry'

@@ -18,7 +18,9 @@ Decisions:
 - ``features`` lists the flags among nesting, keyctl and fuse that are on; the others are turned off, and flags pve_container
   does not manage (``mount=``, ``mknod``) are kept.
 - ``disk_size`` and a mount point's ``size`` are absolute, grow only (PVE cannot shrink a container volume:
-  pve-container src/PVE/API2/LXC.pm, resize_vm, "unable to shrink disk size").
+  pve-container src/PVE/API2/LXC.pm, resize_vm, "unable to shrink disk size"), and whole MiB: PVE allocates a new
+  volume ``STORAGE:GiB`` at ``int(GiB * 1024)`` MiB (src/PVE/LXC.pm, create_disks), so a size is sent as its exact
+  GiB (a whole MiB count / 1024 is a decimal of at most 10 places, which ``$NEW_DISK_RE`` of src/PVE/LXC.pm accepts).
 - ``unprivileged`` is read-only once the container exists (src/PVE/LXC/Config.pm, update_pct_config: "unable to modify
   read-only option"): a container whose value differs is an error, never rewritten.
 """
@@ -29,6 +31,7 @@ import ipaddress
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
+from decimal import Decimal
 from typing import Any
 
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_options import FEATURES
@@ -61,6 +64,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import NicSpec
 
 GIB = 1024**3
+MIB = 1024**2
 DEFAULT_INTERFACE = 'eth0'
 MAX_MOUNT_POINTS = 256  # mp0 .. mp255 (src/PVE/LXC/Config.pm, $MAX_MOUNT_POINTS)
 # What a running container takes at once (src/PVE/LXC/Config.pm, $LXC_FASTPLUG_OPTIONS and vmconfig_hotplug_pending:
@@ -108,7 +112,7 @@ def _mount_points(option: str, value: Any) -> tuple[MountPoint, ...]:
             if not path.startswith('/') or path == '/':
                 raise SpecError('path', f'must be an absolute path other than / (got {item.get("path")!r})')
             storage = _storage('storage', item['storage']) if item.get('storage') is not None else None
-            points.append(MountPoint(slot, path, parse_disk_size('size', item.get('size')), storage))
+            points.append(MountPoint(slot, path, _volume_size('size', item.get('size')), storage))
         except SpecError as exc:
             raise SpecError(option, f'entry {number}: {exc}') from None
     slots = [point.slot for point in points]
@@ -116,6 +120,18 @@ def _mount_points(option: str, value: Any) -> tuple[MountPoint, ...]:
     if duplicate is not None:
         raise SpecError(option, f'declares slot {duplicate} twice; give each mount point its own slot (mp0 .. mp{MAX_MOUNT_POINTS - 1})')
     return tuple(points)
+
+
+def _volume_size(option: str, value: Any) -> int:
+    """A declared container volume size in bytes: whole MiB, the unit PVE allocates a container volume in."""
+    size = parse_disk_size(option, value)
+    if size % MIB:
+        raise SpecError(
+            option,
+            f'is {value!r}, which is not a whole number of MiB; PVE allocates a container volume in whole MiB (it would round this down): '
+            f'declare {-(-size // MIB)}M or another size in M or G',
+        )
+    return size
 
 
 def _nets(option: str, value: Any) -> tuple[NicSpec, ...]:
@@ -199,7 +215,7 @@ _PARSERS: dict[str, Callable[[str, Any], Any]] = {
     'vmid': _integer(100, 999999999),
     'pool': lambda option, value: str(value).strip(),
     'storage': _storage,
-    'disk_size': parse_disk_size,
+    'disk_size': _volume_size,
     'cores': _integer(1, 8192),
     'memory': _integer(16, meaning=' MiB'),
     'swap': _integer(0, meaning=' MiB'),
@@ -321,8 +337,9 @@ def mount_size(value: Any) -> int | None:
 
 
 def new_volume(storage: str, size: int) -> str:
-    """A volume for PVE to allocate: STORAGE:SIZE in GiB (src/PVE/LXC/Config.pm, $NEW_DISK_RE allows decimals)."""
-    return f'{storage}:{size / GIB:g}'
+    """A volume for PVE to allocate: STORAGE:SIZE in GiB, exact for whole MiB (src/PVE/LXC.pm, $NEW_DISK_RE allows
+    decimals; create_disks takes int(GiB * 1024) MiB, so a rounded GiB would lose a MiB)."""
+    return f'{storage}:{Decimal(size // MIB) / 1024:f}'
 
 
 def _render_net0(spec: CtSpec, current: Any) -> str:

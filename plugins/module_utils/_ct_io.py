@@ -8,7 +8,7 @@
    merged, and as it runs while it runs); for a missing one, its source (an OS template volume, checked to exist on
    the node's storage, or a container template and its config) and the node;
 3. plan, check the privileges the plan needs, and in a real run execute the actions in order, waiting for every
-   task and for a new container's lock;
+   task and for a new container's lock (a clone in its source's turn, ``_ct_clone``);
 4. the address of a static ``ip`` (declared, or net0's own).
 
 Check mode stops after the plan, so both modes report the plan's ``changed``, ``diff`` and ``changes``.
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from ansible_collections.puls.proxmox.plugins.module_utils._address import static_address
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
+from ansible_collections.puls.proxmox.plugins.module_utils._ct_clone import clone_in_turn
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_config import CtSpec
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_options import DEFAULT_SHUTDOWN_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import (
@@ -36,10 +37,12 @@ from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import (
     find_container,
     plan_container,
     resolve_source,
+    volumes_to_measure,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_privileges import container_needs
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC, guest_path, guests_path
+from ansible_collections.puls.proxmox.plugins.module_utils._linked import storage_types
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require
@@ -47,7 +50,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._tasks import wait_po
 from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, storage_of
 from ansible_collections.puls.proxmox.plugins.module_utils._vmid import create_with_new_vmid
-from ansible_collections.puls.proxmox.plugins.module_utils._volumes import list_volumes
+from ansible_collections.puls.proxmox.plugins.module_utils._volumes import list_volumes, volume_size
 
 
 @dataclass
@@ -78,7 +81,7 @@ def reconcile_container(client, params, check_mode=False):
     timeout = params.get('timeout') or DEFAULT_TASK_TIMEOUT
     resources = client.cluster_vms()
     found = find_container(resources, spec.name, spec.vmid)
-    observed = None if found is None else observe_in(client, found, resources)
+    observed = None if found is None else observe_in(client, found, resources, spec)
     warnings = []
     creation = None if observed is not None or spec.state == 'absent' else plan_creation(client, spec, resources, check_mode, warnings)
     plan = plan_container(spec, observed, creation)
@@ -115,9 +118,17 @@ def container_address(spec, config):
     return None if spec.ip == 'dhcp' else str(spec.ip.ip)
 
 
-def observe_in(client, entry, resources):
-    """The Observed container of a listing's entry, naming the listing's other guests by VMID (for messages)."""
-    return replace(observe(client, entry), names={int(item['vmid']): describe(item) for item in resources})
+def observe_in(client, entry, resources, spec):
+    """The Observed container of a listing's entry, naming the listing's other guests by VMID (for messages), with the
+    sizes of the volumes spec's plan must measure."""
+    observed = observe(client, entry)
+    names = {int(item['vmid']): describe(item) for item in resources}
+    return replace(observed, names=names, volume_sizes=measure_volumes(client, observed.node, spec, observed.config))
+
+
+def measure_volumes(client, node, spec, config):
+    """The storage's size of each volume of config that volumes_to_measure names (none, mostly: no request)."""
+    return {key: volume_size(client, node, volid) for key, volid in volumes_to_measure(spec, config).items()}
 
 
 def observe(client, entry):
@@ -135,7 +146,10 @@ def plan_creation(client, spec, resources, check_mode=False, warnings=None):
     task of the same run (pve_iso) may download it."""
     source = resolve_source(spec, resources)
     if source.volume is None:
-        return Creation(source, source.node, client.vm_config(source.node, source.vmid, guest_type=LXC))
+        config = client.vm_config(source.node, source.vmid, guest_type=LXC)
+        # A linked clone needs its storage's clone feature: their types, read only then.
+        types = storage_types(client.get('/cluster/resources', type='storage', context='listing the storages of the cluster')) if spec.linked_clone else {}
+        return Creation(source, source.node, config, measure_volumes(client, source.node, spec, config), types)
     node = choose_node(client.get('/nodes', context='listing the nodes of the cluster'), spec.node)
     storage = storage_of(source.volume)
     if source.volume not in list_volumes(client, node, storage, 'vztmpl'):
@@ -187,12 +201,20 @@ class Execution:
         self.outcome.warnings.extend(f'{context}: {line}' for line in result.warnings)
         return result
 
-    def _create(self, create_path, newid, context, owner_tag, notes='', **params):
+    def _create(self, create_path, newid, context, owner_tag, notes='', retry_locked=True, **params):
         def send(vmid):
             # The owner record names the VMID this request asks for (_ownership): a clone's inherited one never does.
             description = with_record(notes, owner_tag, vmid)
             return self.client.create_vm(
-                create_path, vmid, name=self.ct.name, task_timeout=self.timeout, context=context, guest_type=LXC, description=description, **params
+                create_path,
+                vmid,
+                name=self.ct.name,
+                task_timeout=self.timeout,
+                context=context,
+                guest_type=LXC,
+                retry_locked=retry_locked,
+                description=description,
+                **params,
             )
 
         vmid, result = create_with_new_vmid(self.client, send, vmid=newid, task_timeout=self.timeout, context=context)
@@ -207,9 +229,13 @@ class Execution:
 
     def clone(self, vmid, node, name, full, owner_tag, newid=None, target=None, storage=None, pool=None, notes=''):
         context = f'cloning container {vmid} on {node} as {name}'
-        self.ct.vmid = self._create(
-            guest_path(node, vmid, '/clone', LXC), newid, context, owner_tag, notes=notes, full=int(full), target=target, storage=storage, pool=pool
-        )
+
+        def send():
+            # A locked source is waited for in clone_in_turn, outside the VMID lock: no retry of it within.
+            path = guest_path(node, vmid, '/clone', LXC)
+            return self._create(path, newid, context, owner_tag, notes=notes, retry_locked=False, full=int(full), target=target, storage=storage, pool=pool)
+
+        self.ct.vmid = clone_in_turn(self.client, node, vmid, time.monotonic() + self.timeout, context, send)
         self.ct.node = target or node
         # The clone keeps "lock: create" until its volumes are copied (src/PVE/API2/LXC.pm, clone_vm).
         self.client.wait_unlocked(self.ct.node, self.ct.vmid, self.timeout, LXC)

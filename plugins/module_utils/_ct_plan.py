@@ -25,6 +25,11 @@ Decisions:
   writes into the root file system once (``password``, ``ssh_keys``) apply at creation only.
 - The diff holds only what is declared: the managed config keys, ``disk_size``, ``mpN`` (path and size), ``status``
   for a power state, ``state`` on create and destroy; ``password`` shows as a mask.
+- A volume whose config ``size=`` is below the declared size is measured before a resize is planned (``volumes_to_measure``;
+  the I/O half reads the storage's size of it): PVE's resize compares with the volume's own size
+  (src/PVE/API2/LXC.pm, resize_vm: volume_size_info, "disk is already at specified size"), which LVM rounds up to
+  whole extents and an earlier create may have recorded a MiB short. One already at least the declared size is left
+  as it is.
 """
 
 from __future__ import annotations
@@ -64,12 +69,20 @@ START = 'start'
 DESTROY = 'destroy'
 
 POWER_STATES = ('started', 'stopped', 'restarted')
+# Storage types that make a linked clone of a container's volume: volume_has_feature('clone', ...) with valid_target_formats
+# raw and subvol (src/PVE/API2/LXC.pm, clone_vm) holds for LvmThinPlugin, ZFSPoolPlugin, RBDPlugin and BTRFSPlugin;
+# pve-storage src/PVE/Storage/Plugin.pm refuses it for directories, NFS and CIFS ("clone_image creates a qcow2 volume").
+LINKED_CLONE_TYPES = frozenset(('lvmthin', 'zfspool', 'rbd', 'btrfs'))
 DEFAULT_ROOTFS_SIZE = 4 * 1024**3
 
 
+@dataclass(frozen=True)
 class Observed(VmObserved):
     """The container found, read as a VM is (``config`` is ``GET config`` with pending merged, ``current`` with
-    ``current=1``, None when it cannot differ: a stopped container); only its name in messages differs."""
+    ``current=1``, None when it cannot differ: a stopped container); its name in messages differs, and
+    ``volume_sizes`` holds the storage's size (bytes) of the volumes ``volumes_to_measure`` named."""
+
+    volume_sizes: Mapping[str, int] = field(default_factory=dict)
 
     def describe(self) -> str:
         return f"container {self.config.get('hostname', '')!r} ({self.vmid} on {self.node})"
@@ -90,11 +103,15 @@ class Source:
 
 @dataclass(frozen=True)
 class Creation:
-    """How a missing container is made: its source, the node, and a clone source's config ({} for an OS template)."""
+    """How a missing container is made: its source, the node, and a clone source's config ({} for an OS template)
+    with the sizes of its volumes that ``volumes_to_measure`` named (a clone's volume is as large as its source's:
+    src/PVE/LXC.pm, copy_volume, for a full clone; a linked one is a snapshot of the source's)."""
 
     source: Source
     node: str
     source_config: Mapping[str, Any] = field(default_factory=dict)
+    volume_sizes: Mapping[str, int] = field(default_factory=dict)
+    storage_types: Mapping[str, str] = field(default_factory=dict)  # storage ID -> type, read for a linked clone
 
 
 def find_container(resources: Iterable[Mapping[str, Any]], name: str | None, vmid: int | None = None) -> Mapping[str, Any] | None:
@@ -190,10 +207,10 @@ def _plan_existing(spec: CtSpec, observed: Observed) -> Plan:
         )
     before: dict[str, Any] = {}
     after: dict[str, Any] = {}
-    updates, deletions = _converge_config(spec, config, before, after)
+    updates, deletions = _converge_config(spec, config, before, after, observed.volume_sizes)
     # pve_vm's owner record write: it reads only the owner tag, the config's Notes, the VMID and describe(), as a container has them.
     _record_owner(spec, observed, owner, updates, before, after)  # type: ignore[arg-type]
-    resizes = _resizes(spec, config, before, after)
+    resizes = _resizes(spec, config, before, after, observed.volume_sizes)
     running = observed.running
     held = {key for key in [*updates, *deletions] if held_until_restart(key, config)}
     waiting = observed.pending | held
@@ -257,11 +274,13 @@ def _clone_actions(spec: CtSpec, creation: Creation, after: dict[str, Any]) -> l
     source = creation.source
     if spec.unprivileged is not None and spec.unprivileged != as_bool(creation.source_config.get('unprivileged')):
         raise SpecError('unprivileged', f'is {spec.unprivileged}, but a clone of {source.describe()} is not; drop unprivileged, or clone another template')
+    if spec.linked_clone:
+        _check_linked_clone(source, creation.source_config, creation.storage_types)
     base = _clone_config(creation.source_config)
     discarded: dict[str, Any] = {}  # a new container has no "before" beyond state: absent
-    updates, deletions = _converge_config(spec, base, discarded, after)
+    updates, deletions = _converge_config(spec, base, discarded, after, creation.volume_sizes)
     updates.pop('hostname', None)  # the clone request names it
-    resizes = _resizes(spec, base, discarded, after)
+    resizes = _resizes(spec, base, discarded, after, creation.volume_sizes)
     clone = Action(
         CLONE,
         _given(
@@ -278,6 +297,20 @@ def _clone_actions(spec: CtSpec, creation: Creation, after: dict[str, Any]) -> l
         ),
     )
     return [clone, *_write_actions(updates, deletions, resizes)]
+
+
+def _check_linked_clone(source: Source, source_config: Mapping[str, Any], storage_types: Mapping[str, str]) -> None:
+    """Refuse a linked clone of a template with a volume on a storage that makes none (a type not known is left to PVE)."""
+    for key in sorted(key for key in source_config if key == 'rootfs' or (key.startswith('mp') and key[2:].isdigit())):
+        storage = parse_property_string(source_config[key], 'volume').get('volume', '').partition(':')[0]
+        kind = storage_types.get(storage)
+        if kind is not None and kind not in LINKED_CLONE_TYPES:
+            raise SpecError(
+                'linked_clone',
+                f'is true, but container template {source.describe()} keeps {key} on storage {storage!r} ({kind}), where PVE makes no linked '
+                f'clone (it refuses: "Linked clone feature ... is not available"; only {", ".join(sorted(LINKED_CLONE_TYPES))} storages do): '
+                'set linked_clone: false for a full clone, or build the template on such a storage',
+            )
 
 
 def _clone_config(source_config: Mapping[str, Any]) -> dict[str, Any]:
@@ -305,7 +338,9 @@ def _write_actions(updates: Mapping[str, Any], deletions: list[str], resizes: li
     return actions + resizes
 
 
-def _converge_config(spec: CtSpec, config: Mapping[str, Any], before: dict[str, Any], after: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _converge_config(
+    spec: CtSpec, config: Mapping[str, Any], before: dict[str, Any], after: dict[str, Any], volume_sizes: Mapping[str, int]
+) -> tuple[dict[str, Any], list[str]]:
     """The keys to set and to delete so that ``config`` holds the declared values; fills both diff sides. Mount
     points: a new one is added with its volume, an existing one gets its declared path (its size: ``_resizes``)."""
     updates: dict[str, Any] = {}
@@ -324,7 +359,7 @@ def _converge_config(spec: CtSpec, config: Mapping[str, Any], before: dict[str, 
     _converge_nets(spec, config, updates, before, after)
     for point in spec.mount_points or ():
         current = config.get(point.key)
-        size = mount_size(current) if current else None
+        size = _current_size(point.key, config, point.size, volume_sizes)
         before[point.key] = {'path': mount_path(current), 'size': format_size(size) if size else None} if current else None
         # grow_needed is False only for an equal size, so the declared size is the one after the run.
         grow_needed(point.size, size, point.key, 'mount_points')
@@ -345,11 +380,38 @@ def _converge_nets(spec: CtSpec, config: Mapping[str, Any], updates: dict[str, A
         before[nic.slot], after[nic.slot] = nic_view(nic, nic_properties(current)), nic_view(nic, nic_properties(value))
 
 
-def _resizes(spec: CtSpec, config: Mapping[str, Any], before: dict[str, Any], after: dict[str, Any]) -> list[Action]:
+def _declared_sizes(spec: CtSpec) -> dict[str, int]:
+    """The declared size in bytes of each volume, by its config key (rootfs, mpN)."""
+    sizes = {} if spec.disk_size is None else {'rootfs': spec.disk_size}
+    return {**sizes, **{point.key: point.size for point in spec.mount_points or ()}}
+
+
+def volumes_to_measure(spec: CtSpec, config: Mapping[str, Any]) -> dict[str, str]:
+    """The volumes (config key -> volume id) whose config size is below the declared one: their own size decides
+    whether they need a resize (see the module's decisions)."""
+    volumes = {}
+    for key, declared in _declared_sizes(spec).items():
+        size = mount_size(config.get(key)) if config.get(key) else None
+        volume = parse_property_string(config.get(key), 'volume').get('volume', '') if size is not None else ''
+        if size is not None and size < declared and ':' in volume:
+            volumes[key] = volume
+    return volumes
+
+
+def _current_size(key: str, config: Mapping[str, Any], declared: int, volume_sizes: Mapping[str, int]) -> int | None:
+    """The size of volume ``key`` to compare ``declared`` with: its config's, or ``declared`` when the volume itself
+    holds that much already (PVE would refuse to grow it)."""
+    size = mount_size(config.get(key)) if config.get(key) else None
+    if size is not None and size < declared <= volume_sizes.get(key, 0):
+        return declared
+    return size
+
+
+def _resizes(spec: CtSpec, config: Mapping[str, Any], before: dict[str, Any], after: dict[str, Any], volume_sizes: Mapping[str, int]) -> list[Action]:
     """Grow the root file system to ``disk_size`` and each existing mount point to its size (SpecError for a shrink)."""
     actions = []
     if spec.disk_size is not None:
-        current = mount_size(config.get('rootfs')) if config.get('rootfs') else None
+        current = _current_size('rootfs', config, spec.disk_size, volume_sizes)
         before['disk_size'] = format_size(current) if current else None
         after['disk_size'] = format_size(spec.disk_size)
         if grow_needed(spec.disk_size, current, 'rootfs', 'disk_size'):
@@ -357,7 +419,6 @@ def _resizes(spec: CtSpec, config: Mapping[str, Any], before: dict[str, Any], af
         else:
             after['disk_size'] = before['disk_size']
     for point in spec.mount_points or ():
-        current = config.get(point.key)
-        if current and grow_needed(point.size, mount_size(current), point.key, 'mount_points'):
+        if config.get(point.key) and grow_needed(point.size, _current_size(point.key, config, point.size, volume_sizes), point.key, 'mount_points'):
             actions.append(Action(RESIZE, {'disk': point.key, 'size': format_size(point.size)}))
     return actions

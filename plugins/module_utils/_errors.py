@@ -35,10 +35,12 @@ _SECRET_PATTERNS = (
     re.compile(r'''((?<![\w-])(?:%s)["']?\s*[=:]\s*["']?)[^\s&"',;}]+''' % '|'.join(re.escape(k) for k in SECRET_PARAMS)),
 )
 
+# pve-guest-common src/PVE/AbstractConfig.pm check_lock: "VM is locked (backup)", "CT is locked (disk)".
+_GUEST_LOCKED = re.compile(r'\b(?:VM|CT) is locked \(')
 _TRANSIENT = (
     (re.compile(r"can't lock file '[^']*' - got timeout"), 'a config lock timed out'),
     (re.compile(r"cfs-lock '[^']*' error: got lock request timeout"), 'a cluster lock timed out'),
-    (re.compile(r'\b(?:VM|CT) is locked \('), 'the guest is locked'),
+    (_GUEST_LOCKED, 'the guest is locked'),
     (re.compile(r'got no worker upid'), 'PVE could not start the task'),
     (re.compile(r'cluster not ready - no quorum'), 'the cluster has no quorum'),
 )
@@ -125,6 +127,11 @@ def transient_reason(status, message):
         if pattern.search(message or ''):
             return reason
     return None
+
+
+def is_guest_locked(message):
+    """PVE refused because the guest's config carries a lock (a clone, backup, snapshot, ... in progress)."""
+    return bool(_GUEST_LOCKED.search(message or ''))
 
 
 def is_missing(message):

@@ -168,7 +168,7 @@ def _check_container(client, resources, machine: Mapping) -> MachineCheck:
     found, unfound = _find(resources, machine, spec, find_container)
     if found is None:
         return unfound
-    observed = _ct_io.observe_in(client, found, resources)
+    observed = _ct_io.observe_in(client, found, resources, spec)
     pending = _pending(machine, plan_container(spec, observed, None), 'container', observed)
     if pending is not None:
         return pending

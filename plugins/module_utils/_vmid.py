@@ -81,24 +81,33 @@ class Ledger:
 
 
 @contextmanager
-def vmid_lock(base_url, directory=None):
-    """Hold the cross-process lock for allocating VMIDs on the cluster at base_url; yields its Ledger."""
+def controller_lock(base_url, name, wait, what, directory=None):
+    """Hold the controller-wide exclusive lock ``name`` for the cluster at base_url (an flock shared by every process
+    of this user), waiting up to ``wait`` seconds; yields the lock's path without its ``.lock``. ``what`` names it in
+    the error when the wait runs out."""
     directory = directory or lock_dir()
-    key = os.path.join(directory, hashlib.sha256(base_url.encode()).hexdigest()[:16])
+    key = os.path.join(directory, hashlib.sha256(base_url.encode()).hexdigest()[:16] + name)
     with open(key + '.lock', 'a', encoding='utf-8') as lock:
-        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        deadline = time.monotonic() + wait
         while True:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise PveApiError('waited %d s for the VMID lock %s.lock held by another process' % (LOCK_WAIT_SECONDS, key)) from None
+                    raise PveApiError('waited %g s for %s %s.lock held by another process' % (wait, what, key)) from None
                 time.sleep(0.05)
         try:
-            yield Ledger(key + '.json')
+            yield key
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@contextmanager
+def vmid_lock(base_url, directory=None):
+    """Hold the cross-process lock for allocating VMIDs on the cluster at base_url; yields its Ledger."""
+    with controller_lock(base_url, '', LOCK_WAIT_SECONDS, 'the VMID lock', directory) as key:
+        yield Ledger(key + '.json')
 
 
 def pick_vmid(client, reserved):

@@ -33,6 +33,14 @@ def list_volumes(client, node, storage, content=None):
     return {item['volid']: item for item in items or ()}
 
 
+def volume_size(client, node, volid):
+    """The size in bytes of volume volid as its storage has it (pve-storage src/PVE/API2/Storage/Content.pm, info:
+    volume_size_info), which a guest's config may not say exactly."""
+    storage = volid.partition(':')[0]
+    info = client.get('/nodes/%s/storage/%s/content/%s' % (node, storage, volid), context='reading the size of volume %s on node %s' % (volid, node))
+    return int(info['size'])
+
+
 def start_download(client, node, storage, filename, url, content, checksum=None, compression=None):
     """Start PVE's download-url on node and return the task's UPID (see wait_download).
 

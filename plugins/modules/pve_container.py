@@ -59,7 +59,10 @@ options:
       - Or the VMID or exact name of a container template to clone.
     type: str
   linked_clone:
-    description: Clone a container template as a linked clone instead of a full copy.
+    description:
+      - Clone a container template as a linked clone instead of a full copy.
+      - PVE makes linked clones of a container only on LVM-thin, ZFS, Ceph RBD and BTRFS storage; a template with a
+        volume on a directory, NFS or CIFS storage is refused before anything is sent.
     type: bool
     default: false
   node:
@@ -80,8 +83,8 @@ options:
     type: str
   disk_size:
     description:
-      - Size of the root file system, such as V(8G) (a bare number is GiB). It only grows; a smaller size than the current
-        one is an error.
+      - Size of the root file system, such as V(8G) or V(1500M) (a bare number is GiB), in whole MiB. It only grows; a
+        smaller size than the current one is an error.
     type: str
   cores:
     description: Number of CPU cores the container may use.
@@ -111,7 +114,7 @@ options:
         description: Storage of a new volume; default O(storage).
         type: str
       size:
-        description: Size of the volume, such as V(16G); grow only.
+        description: Size of the volume, such as V(16G), in whole MiB; grow only.
         type: str
         required: true
   bridge:
@@ -227,7 +230,10 @@ options:
     type: int
     default: 180
   timeout:
-    description: Seconds to wait for each PVE task.
+    description:
+      - Seconds to wait for each PVE task.
+      - A clone also waits up to this long for its turn, since PVE copies a container one clone at a time (it locks the
+        source for each copy); clones of one template by parallel forks of this controller take turns.
     type: int
     default: 600
 seealso:

@@ -361,3 +361,23 @@ def test_a_container_with_two_nics_is_created_and_drift_on_the_second_is_correct
     config = all_cts(lab)[ct.vmid]
     assert {key: value for key, value in config.items() if key != 'net1'} == untouched, 'nothing but net1 was written'
     assert mac in config['net1'] and 'tag=30' in config['net1'] and 'mtu=1400' in config['net1'] and 'rate=5' in config['net1'], 'undeclared rate kept'
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_a_linked_clone_of_a_template_on_a_directory_storage_is_refused_up_front_naming_linked_clone(lab, tmp_path):
+    """pve-container src/PVE/API2/LXC.pm clone_vm: "Linked clone feature for 'VOLID' is not available" on a directory
+    storage (pve-storage src/PVE/Storage/Plugin.pm volume_has_feature)."""
+    env = vm_env(lab, tmp_path)
+    put_template(lab)
+    lab.call(lambda: lab.pve.storages.update(ctdir={'type': 'dir', 'active': 1, 'content': 'rootdir', 'files': set(), 'path': '/mnt/ctdir'}))
+    assert api_task(lab, 'POST', '/nodes/pve1/lxc', vmid=150, hostname='ct-base', ostemplate=TEMPLATE, rootfs='ctdir:1')['exitstatus'] == 'OK'
+    assert api_task(lab, 'POST', '/nodes/pve1/lxc/150/template')['exitstatus'] == 'OK'
+    writes = len(lab.writes())
+    for check in (True, False):
+        refused = run_playbook(tmp_path, ct_play(), env, cts({'ct-link': {'image': 'ct-base', 'linked_clone': True}}), check=check, name=f'linked-{check}')
+        failure = refused.one(TASK, 'ct-link')
+        assert refused.rc != 0 and failure['option'] == 'linked_clone', failure['msg']
+        assert "keeps rootfs on storage 'ctdir' (dir), where PVE makes no linked clone" in failure['msg'] and 'linked_clone: false' in failure['msg']
+    assert len(lab.writes()) == writes and set(all_cts(lab)) == {150}, 'nothing was sent'
+    full = run_playbook(tmp_path, ct_play(), env, cts({'ct-link': {'image': 'ct-base'}}), name='full')
+    assert full.rc == 0 and container(lab, 'ct-link').config['rootfs'].startswith('ctdir:'), full.stdout

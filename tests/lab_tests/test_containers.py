@@ -102,3 +102,92 @@ def test_a_network_device_with_an_mtu_above_its_bridges_is_refused_on_update_and
     assert failed['exitstatus'] == "unable to create CT 157 - net1: MTU size '9000' is bigger than bridge MTU '1500'"
     assert api.call('GET', f'{LXC}/157/config').status_code != 200
     assert create(api, 157, hostname='mtu2', net1='name=eth1,bridge=vmbr0,mtu=1400')['exitstatus'] == 'OK', 'the VMID is free again'
+
+
+MIB = 1024**2
+
+
+def add_directory_storage(api, storage='ctdir'):
+    """A directory storage for container volumes (the seed's local holds none)."""
+    form = {'storage': storage, 'type': 'dir', 'path': f'/mnt/{storage}', 'content': 'rootdir'}
+    assert api.session.post(api.lab.url + '/api2/json/storage', data=form, verify=api.lab.cafile, timeout=30).status_code == 200
+
+
+def volume_size(api, volid):
+    return api.data('GET', f'/nodes/pve1/storage/{volid.split(":")[0]}/content/{volid}')['size']
+
+
+def rootfs(api, vmid):
+    volume, *props = api.data('GET', f'{LXC}/{vmid}/config')['rootfs'].split(',')
+    return volume, dict(prop.split('=', 1) for prop in props)
+
+
+def test_a_new_volume_is_whole_mib_rounded_down_and_on_lvm_thin_whole_extents(lab, api):
+    """pve-container src/PVE/LXC.pm create_disks: int(GiB * 1024) * 1024 KiB; LVM rounds the LV up to 4 MiB extents."""
+    download_template(lab, api)
+    add_directory_storage(api)
+    cases = {160: ('local-lvm:1.46484', '1499M', 1500 * MIB), 161: ('local-lvm:1.46484375', '1500M', 1500 * MIB), 162: ('ctdir:1.46484', '1499M', 1499 * MIB)}
+    for vmid, (volume, size, volume_bytes) in cases.items():
+        assert api.run('POST', LXC, vmid=vmid, ostemplate=TEMPLATE, rootfs=volume)['exitstatus'] == 'OK'
+        volid, props = rootfs(api, vmid)
+        assert (props['size'], volume_size(api, volid)) == (size, volume_bytes), vmid
+    api.data('PUT', f'{LXC}/160/config', mp0='local-lvm:0.0976562,mp=/srv')
+    assert ',size=99M' in api.data('GET', f'{LXC}/160/config')['mp0']
+
+
+def test_a_resize_compares_with_the_volumes_size_not_the_configs(lab, api):
+    """src/PVE/API2/LXC.pm resize_vm: volume_size_info, then "unable to shrink disk size" / "disk is already at specified size"."""
+    download_template(lab, api)
+    assert api.run('POST', LXC, vmid=163, ostemplate=TEMPLATE, rootfs='local-lvm:1.46484')['exitstatus'] == 'OK'
+    assert rootfs(api, 163)[1]['size'] == '1499M'
+    assert api.error('PUT', f'{LXC}/163/resize', disk='rootfs', size='1500M')[:2] == (500, 'disk is already at specified size')
+    assert api.error('PUT', f'{LXC}/163/resize', disk='rootfs', size='1499M')[:2] == (500, 'unable to shrink disk size')
+    assert api.error('PUT', f'{LXC}/163/resize', disk='rootfs', size='+0')[:2] == (500, 'disk is already at specified size')
+    assert api.run('PUT', f'{LXC}/163/resize', disk='rootfs', size='1502M')['exitstatus'] == 'OK'
+    volid, props = rootfs(api, 163)
+    assert (props['size'], volume_size(api, volid)) == ('1502M', 1504 * MIB)
+    assert api.run('PUT', f'{LXC}/163/resize', disk='rootfs', size='+2M')['exitstatus'] == 'OK', 'relative to the volume: 1506M'
+    assert rootfs(api, 163)[1]['size'] == '1506M'
+
+
+@pytest.mark.lab(time_scale=0.01, clone_secs=300)
+def test_a_container_clone_holds_its_sources_disk_lock_until_its_copy_ends(lab, api):
+    """src/PVE/API2/LXC.pm clone_vm: set_lock($vmid, 'disk') before the worker, remove_lock after the copy (linked too)."""
+    download_template(lab, api)
+    assert create(api, 164, hostname='base')['exitstatus'] == 'OK'
+    assert api.run('POST', f'{LXC}/164/template')['exitstatus'] == 'OK'
+    for full in (1, 0):
+        upid = api.data('POST', f'{LXC}/164/clone', newid=165, hostname='first', full=full)
+        assert api.data('GET', f'/nodes/pve1/tasks/{upid}/status')['status'] == 'running'
+        assert api.data('GET', f'{LXC}/164/config')['lock'] == 'disk'
+        assert api.error('POST', f'{LXC}/164/clone', newid=166, hostname='second', full=full)[:2] == (500, 'CT is locked (disk)')
+        assert api.call('GET', f'{LXC}/166/config').status_code != 200, 'the refused clone made nothing'
+        assert api.wait(upid)['exitstatus'] == 'OK'
+        assert 'lock' not in api.data('GET', f'{LXC}/164/config')
+        assert api.run('DELETE', f'{LXC}/165')['exitstatus'] == 'OK'
+
+
+def test_a_linked_clone_of_a_template_on_a_directory_storage_is_refused(lab, api):
+    """src/PVE/API2/LXC.pm clone_vm: "Linked clone feature for 'VOLID' is not available" unless volume_has_feature('clone')
+    (pve-storage src/PVE/Storage/Plugin.pm: never for a raw or subvol target on a directory storage)."""
+    download_template(lab, api)
+    add_directory_storage(api)
+    for vmid, storage in ((167, 'ctdir'), (168, 'local-lvm')):
+        assert api.run('POST', LXC, vmid=vmid, ostemplate=TEMPLATE, rootfs=f'{storage}:1')['exitstatus'] == 'OK'
+        assert api.run('POST', f'{LXC}/{vmid}/template')['exitstatus'] == 'OK'
+    volid = rootfs(api, 167)[0]
+    assert api.error('POST', f'{LXC}/167/clone', newid=170, hostname='linked')[:2] == (500, f"Linked clone feature for '{volid}' is not available")
+    assert 'lock' not in api.data('GET', f'{LXC}/167/config') and api.call('GET', f'{LXC}/170/config').status_code != 200
+    assert api.run('POST', f'{LXC}/167/clone', newid=170, hostname='full', full=1)['exitstatus'] == 'OK'
+    assert api.run('POST', f'{LXC}/168/clone', newid=171, hostname='linked')['exitstatus'] == 'OK'
+
+
+def test_a_full_clone_records_its_sources_volume_size_and_a_linked_clone_its_sources_config_size(lab, api):
+    """src/PVE/LXC.pm copy_volume: a full clone's volume (and size=) is the source volume's size (volume_size_info)."""
+    download_template(lab, api)
+    assert api.run('POST', LXC, vmid=172, ostemplate=TEMPLATE, rootfs='local-lvm:1.46484')['exitstatus'] == 'OK'
+    assert api.run('POST', f'{LXC}/172/template')['exitstatus'] == 'OK'
+    assert rootfs(api, 172)[1]['size'] == '1499M' and volume_size(api, rootfs(api, 172)[0]) == 1500 * MIB
+    assert api.run('POST', f'{LXC}/172/clone', newid=173, hostname='full', full=1)['exitstatus'] == 'OK'
+    assert api.run('POST', f'{LXC}/172/clone', newid=174, hostname='linked')['exitstatus'] == 'OK'
+    assert (rootfs(api, 173)[1]['size'], rootfs(api, 174)[1]['size']) == ('1500M', '1499M')

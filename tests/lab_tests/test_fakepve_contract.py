@@ -28,6 +28,7 @@ OVERRIDDEN = {
     '_lxc_clone': ['self', 'user', 'v'],
     '_lxc_create': ['self', 'user', 'v'],
     '_lxc_template': ['self', 'user', 'v'],
+    '_lxc_resize': ['self', 'user', 'v'],
     '_nodes': ['self', 'request'],
     '_qm_alloc': ['self', 'sid', 'vmid', 'fmt', 'size', 'linked_from'],
     '_qm_check_drive': ['self', 'user', 'vmid', 'pool', 'key', 'value', 'default'],
@@ -35,6 +36,7 @@ OVERRIDDEN = {
     '_qm_create': ['self', 'v', 'user'],
     '_qm_new_drive': ['self', 'vmid', 'key', 'value', 'default'],
     '_read_body': ['self', 'request'],
+    '_realise': ['self', 'vmid', 'key', 'value', 'taken', 'default_storage'],
     '_register_stateful': ['self', 'router', 'prefixes'],
     '_resources': ['self', 'request'],
     '_task_list': ['self', 'request'],
@@ -44,6 +46,7 @@ OVERRIDDEN = {
 # fakepve methods the lab calls.
 CALLED = (
     '_check_lock',
+    '_check_modify_perm',
     '_complete',
     '_config_lock',
     '_ct_check_lock',
@@ -70,6 +73,8 @@ CALLED = (
     'add_vm',
     'allowed',
     'answer',
+    'ct',
+    'guest',
     'find',
     'need_quorum',
     'pause',
@@ -83,7 +88,7 @@ CALLED = (
 # Module-level names the lab imports.
 IMPORTED = {
     agent: ('KEYS',),
-    lxc: ('FakeCt', 'SIZE_UNITS', 'format_size', 'print_mount', 'split_props', 'to_base'),
+    lxc: ('FakeCt', 'NEW_DISK', 'SIZE_UNITS', 'format_size', 'mount_type', 'parse_mount', 'parse_size', 'print_mount', 'split_props', 'to_base'),
     qemu: ('DRIVE_KEY', 'NET_MODELS', 'NEW_DISK', 'drives_of', 'is_cdrom', 'join_drive', 'split_drive', 'volume_ref', 'with_mac'),
     routing: ('die', 'param_error', 'split_list'),
     schema: ('_prop', 'check_value', 'load'),
@@ -129,6 +134,8 @@ def test_the_methods_and_names_the_lab_uses_exist():
     missing += [name for name in ('config', 'pending', 'status', 'started_at', 'lock', 'lock_holder', 'agent', 'template') if not hasattr(vm, name)]
     assert missing == []
     assert agent.KEYS['network-get-interfaces'] == 'interfaces'
+    # containers.py sets a container clone's duration; fakepve holds the source's disk lock that long.
+    assert 'clone' in FakePve(host=HOST).ct_secs and "src.lock = 'disk'" in inspect.getsource(lxc.LxcApi._lxc_clone)
 
 
 def test_the_fault_injection_api_exists():

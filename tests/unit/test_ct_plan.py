@@ -22,6 +22,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import (
     find_container,
     plan_container,
     resolve_source,
+    volumes_to_measure,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_privileges import container_needs
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import MASK, SpecError
@@ -223,3 +224,49 @@ def test_the_privileges_of_a_create_follow_pve_containers_checks():
         ('VM.Config.Disk', '/vms/<new VMID>'),
         ('SDN.Use', '/sdn/zones/*/vmbr0'),
     } <= needs
+
+
+@pytest.mark.parametrize(('declared', 'sent'), [('1500M', '1.46484375'), ('100M', '0.09765625'), ('1M', '0.0009765625'), ('8G', '8'), ('1T', '1024')])
+def test_a_new_volume_is_sent_as_its_exact_size_in_gib(declared, sent):
+    """pve-container src/PVE/LXC.pm create_disks allocates int(GiB * 1024) MiB: a rounded GiB would lose a MiB."""
+    plan = plan_container(
+        spec(image=VZTMPL, storage='local-lvm', disk_size=declared, mount_points=[{'slot': 0, 'path': '/srv', 'size': declared}]),
+        creation=Creation(Source(volume=VZTMPL), 'pve1'),
+    )
+    config = plan.actions[0].params['config']
+    assert (config['rootfs'], config['mp0']) == (f'local-lvm:{sent}', f'local-lvm:{sent},mp=/srv')
+
+
+@pytest.mark.parametrize(('option', 'value'), [('disk_size', '1536K'), ('mount_points', [{'slot': 0, 'path': '/srv', 'size': '1049601K'}])])
+def test_a_volume_size_that_is_not_whole_mib_is_refused_naming_its_option(option, value):
+    with pytest.raises(SpecError, match=r'not a whole number of MiB; PVE allocates a container volume in whole MiB'):
+        spec(**{option: value})
+
+
+def test_a_volume_whose_config_understates_it_is_measured_and_not_grown_when_it_holds_the_declared_size():
+    """src/PVE/API2/LXC.pm resize_vm compares with volume_size_info: 1499M in the config, a 1500M LV, 1500M declared."""
+    config = {**OWNED, 'rootfs': 'local-lvm:vm-120-disk-0,size=1499M', 'mp0': 'local-lvm:vm-120-disk-1,mp=/data,size=999M'}
+    declared = spec(disk_size='1500M', mount_points=[{'slot': 0, 'path': '/data', 'size': '1000M'}])
+    assert volumes_to_measure(declared, config) == {'rootfs': 'local-lvm:vm-120-disk-0', 'mp0': 'local-lvm:vm-120-disk-1'}
+    assert volumes_to_measure(spec(disk_size='1499M'), config) == {}, 'a config at the declared size needs no reading'
+    observed = Observed(120, 'pve1', 'stopped', config, None, volume_sizes={'rootfs': 1500 * 1024**2, 'mp0': 1000 * 1024**2})
+    plan = plan_container(declared, observed)
+    assert plan.actions == () and plan.changes == (), plan.diff
+    grown = plan_container(spec(disk_size='1504M'), observed)
+    assert grown.actions == (Action(RESIZE, {'disk': 'rootfs', 'size': '1504M'}),)
+    assert (grown.diff['before']['disk_size'], grown.diff['after']['disk_size']) == ('1499M', '1504M')
+
+
+def test_a_linked_clone_of_a_template_on_a_storage_without_linked_clones_is_refused_naming_linked_clone():
+    """src/PVE/API2/LXC.pm clone_vm: "Linked clone feature for 'VOLID' is not available" (pve-storage Plugin.pm volume_has_feature)."""
+    template = {'hostname': 'base', 'template': 1, 'rootfs': 'ctdir:900/base-900-disk-0.raw,size=4G', 'unprivileged': 1}
+    creation = Creation(Source(900, 'pve1', 'base'), 'pve1', template, storage_types={'ctdir': 'dir', 'local-lvm': 'lvmthin'})
+    with pytest.raises(
+        SpecError, match=r"^linked_clone is true, but container template base \(900\) keeps rootfs on storage 'ctdir' \(dir\), where PVE makes no"
+    ):
+        plan_container(spec(image='base', linked_clone=True), creation=creation)
+    assert plan_container(spec(image='base'), creation=creation).actions[0].params['full'], 'a full clone is fine'
+    on_thin = Creation(creation.source, 'pve1', {**template, 'rootfs': 'local-lvm:base-900-disk-0,size=4G'}, storage_types=creation.storage_types)
+    assert not plan_container(spec(image='base', linked_clone=True), creation=on_thin).actions[0].params['full']
+    unknown = Creation(creation.source, 'pve1', template)
+    assert not plan_container(spec(image='base', linked_clone=True), creation=unknown).actions[0].params['full'], 'a type not visible is left to PVE'
