@@ -107,6 +107,14 @@ def test_a_network_device_with_an_mtu_above_its_bridges_is_refused_on_update_and
 MIB = 1024**2
 
 
+def convert(api, vmid):
+    """A container made a template: PVE answers null and converts in a vztemplate task (test_ct_templates.py)."""
+    assert api.data('POST', f'{LXC}/{vmid}/template') is None
+    (task,) = api.data('GET', '/nodes/pve1/tasks', vmid=vmid, typefilter='vztemplate', source='all')
+    assert api.wait(task['upid'])['exitstatus'] == 'OK'
+    assert api.data('GET', f'{LXC}/{vmid}/config')['template'] == 1
+
+
 def add_directory_storage(api, storage='ctdir'):
     """A directory storage for container volumes (the seed's local holds none)."""
     form = {'storage': storage, 'type': 'dir', 'path': f'/mnt/{storage}', 'content': 'rootdir'}
@@ -155,7 +163,7 @@ def test_a_container_clone_holds_its_sources_disk_lock_until_its_copy_ends(lab, 
     """src/PVE/API2/LXC.pm clone_vm: set_lock($vmid, 'disk') before the worker, remove_lock after the copy (linked too)."""
     download_template(lab, api)
     assert create(api, 164, hostname='base')['exitstatus'] == 'OK'
-    assert api.run('POST', f'{LXC}/164/template')['exitstatus'] == 'OK'
+    convert(api, 164)
     for full in (1, 0):
         upid = api.data('POST', f'{LXC}/164/clone', newid=165, hostname='first', full=full)
         assert api.data('GET', f'/nodes/pve1/tasks/{upid}/status')['status'] == 'running'
@@ -174,7 +182,7 @@ def test_a_linked_clone_of_a_template_on_a_directory_storage_is_refused(lab, api
     add_directory_storage(api)
     for vmid, storage in ((167, 'ctdir'), (168, 'local-lvm')):
         assert api.run('POST', LXC, vmid=vmid, ostemplate=TEMPLATE, rootfs=f'{storage}:1')['exitstatus'] == 'OK'
-        assert api.run('POST', f'{LXC}/{vmid}/template')['exitstatus'] == 'OK'
+        convert(api, vmid)
     volid = rootfs(api, 167)[0]
     assert api.error('POST', f'{LXC}/167/clone', newid=170, hostname='linked')[:2] == (500, f"Linked clone feature for '{volid}' is not available")
     assert 'lock' not in api.data('GET', f'{LXC}/167/config') and api.call('GET', f'{LXC}/170/config').status_code != 200
@@ -186,7 +194,7 @@ def test_a_full_clone_records_its_sources_volume_size_and_a_linked_clone_its_sou
     """src/PVE/LXC.pm copy_volume: a full clone's volume (and size=) is the source volume's size (volume_size_info)."""
     download_template(lab, api)
     assert api.run('POST', LXC, vmid=172, ostemplate=TEMPLATE, rootfs='local-lvm:1.46484')['exitstatus'] == 'OK'
-    assert api.run('POST', f'{LXC}/172/template')['exitstatus'] == 'OK'
+    convert(api, 172)
     assert rootfs(api, 172)[1]['size'] == '1499M' and volume_size(api, rootfs(api, 172)[0]) == 1500 * MIB
     assert api.run('POST', f'{LXC}/172/clone', newid=173, hostname='full', full=1)['exitstatus'] == 'OK'
     assert api.run('POST', f'{LXC}/172/clone', newid=174, hostname='linked')['exitstatus'] == 'OK'
