@@ -69,10 +69,13 @@ START = 'start'
 DESTROY = 'destroy'
 
 POWER_STATES = ('started', 'stopped', 'restarted')
-# Storage types that make a linked clone of a container's volume: volume_has_feature('clone', ...) with valid_target_formats
-# raw and subvol (src/PVE/API2/LXC.pm, clone_vm) holds for LvmThinPlugin, ZFSPoolPlugin, RBDPlugin and BTRFSPlugin;
-# pve-storage src/PVE/Storage/Plugin.pm refuses it for directories, NFS and CIFS ("clone_image creates a qcow2 volume").
-LINKED_CLONE_TYPES = frozenset(('lvmthin', 'zfspool', 'rbd', 'btrfs'))
+# The storage types PVE ships that hold container volumes but make no linked clone of one: clone_vm asks
+# volume_has_feature('clone', ...) with valid_target_formats raw and subvol (src/PVE/API2/LXC.pm), which pve-storage
+# src/PVE/Storage/Plugin.pm answers no for a directory, NFS, CIFS or GlusterFS storage ("clone_image creates a qcow2
+# volume") and LVMPlugin.pm offers no clone; LvmThinPlugin, ZFSPoolPlugin, RBDPlugin and BTRFSPlugin make one. A type
+# not named here (a storage plugin outside PVE's own) is left to PVE, which knows what it can do.
+NO_LINKED_CLONE_TYPES = frozenset(('dir', 'nfs', 'cifs', 'glusterfs', 'lvm'))
+LINKED_CLONE_STORAGES = 'LVM-thin, ZFS, Ceph RBD and BTRFS'
 DEFAULT_ROOTFS_SIZE = 4 * 1024**3
 
 
@@ -300,15 +303,15 @@ def _clone_actions(spec: CtSpec, creation: Creation, after: dict[str, Any]) -> l
 
 
 def _check_linked_clone(source: Source, source_config: Mapping[str, Any], storage_types: Mapping[str, str]) -> None:
-    """Refuse a linked clone of a template with a volume on a storage that makes none (a type not known is left to PVE)."""
+    """Refuse a linked clone of a template with a volume on a storage of a type that makes none (NO_LINKED_CLONE_TYPES)."""
     for key in sorted(key for key in source_config if key == 'rootfs' or (key.startswith('mp') and key[2:].isdigit())):
         storage = parse_property_string(source_config[key], 'volume').get('volume', '').partition(':')[0]
         kind = storage_types.get(storage)
-        if kind is not None and kind not in LINKED_CLONE_TYPES:
+        if kind in NO_LINKED_CLONE_TYPES:
             raise SpecError(
                 'linked_clone',
                 f'is true, but container template {source.describe()} keeps {key} on storage {storage!r} ({kind}), where PVE makes no linked '
-                f'clone (it refuses: "Linked clone feature ... is not available"; only {", ".join(sorted(LINKED_CLONE_TYPES))} storages do): '
+                f'clone (it refuses: "Linked clone feature ... is not available"; {LINKED_CLONE_STORAGES} storages do): '
                 'set linked_clone: false for a full clone, or build the template on such a storage',
             )
 

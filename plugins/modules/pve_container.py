@@ -62,7 +62,8 @@ options:
     description:
       - Clone a container template as a linked clone instead of a full copy.
       - PVE makes linked clones of a container only on LVM-thin, ZFS, Ceph RBD and BTRFS storage; a template with a
-        volume on a directory, NFS or CIFS storage is refused before anything is sent.
+        volume on a directory, NFS, CIFS or (thick) LVM storage is refused before anything is sent; a storage plugin outside
+        PVE's own is left to PVE.
     type: bool
     default: false
   node:

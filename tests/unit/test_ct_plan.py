@@ -270,3 +270,9 @@ def test_a_linked_clone_of_a_template_on_a_storage_without_linked_clones_is_refu
     assert not plan_container(spec(image='base', linked_clone=True), creation=on_thin).actions[0].params['full']
     unknown = Creation(creation.source, 'pve1', template)
     assert not plan_container(spec(image='base', linked_clone=True), creation=unknown).actions[0].params['full'], 'a type not visible is left to PVE'
+    on_thick_lvm = Creation(creation.source, 'pve1', template, storage_types={'ctdir': 'lvm'})
+    with pytest.raises(SpecError, match=r"keeps rootfs on storage 'ctdir' \(lvm\), where PVE makes no linked clone"):
+        plan_container(spec(image='base', linked_clone=True), creation=on_thick_lvm)
+    # A storage plugin outside PVE's own (LINSTOR's drbd) answers volume_has_feature itself: PVE decides.
+    on_plugin = Creation(creation.source, 'pve1', template, storage_types={'ctdir': 'drbd'})
+    assert not plan_container(spec(image='base', linked_clone=True), creation=on_plugin).actions[0].params['full'], 'a plugin type is left to PVE'
