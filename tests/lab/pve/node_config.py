@@ -1,6 +1,10 @@
 """A node's config (/nodes/{node}/config) as pve-manager keeps it (PVE/NodeConfig.pm, PVE/API2/NodeConfig.pm):
 the notes (`description`) and other options in /etc/pve/nodes/<node>/config, with the file's digest.
 
+An empty (or missing) file has no digest: pve-manager PVE/NodeConfig.pm load_config answers `{}` for it
+(`return {} if !$raw`; only parse_node_config sets {digest}), and pve-common src/PVE/Tools.pm assert_if_modified
+checks a write's digest only when both digests are set, so a write to an empty file is never refused.
+
 fakepve answers GET with a sample and stores nothing on PUT; the collection keeps pve_iso's record in the notes.
 """
 
@@ -34,6 +38,11 @@ class NodeConfigMixin:
         text = ''.join(f'#{line}\n' for line in config.get('description', ()))
         return text + ''.join(f'{key}: {config[key]}\n' for key in sorted(config) if key != 'description')
 
+    def node_config_digest(self, node):
+        """The digest GET answers and PUT checks against: the file's sha1, None while the file is empty."""
+        text = self.node_config_file(node)
+        return sha1(text) if text else None
+
     def _routes_lab_node_config(self):
         return [('GET', CONFIG, self._lab_node_config_get), ('PUT', CONFIG, self._lab_node_config_put)]
 
@@ -45,12 +54,14 @@ class NodeConfigMixin:
         if wanted:
             # Asked for one property, PVE answers with it alone (no digest), or with nothing.
             return {wanted: config[wanted]} if wanted in config else {}
-        config['digest'] = sha1(self.node_config_file(v['node']))
+        digest = self.node_config_digest(v['node'])
+        if digest is not None:
+            config['digest'] = digest
         return config
 
     async def _lab_node_config_put(self, v, user):
         node = v['node']
-        check_digest(sha1(self.node_config_file(node)), v.get('digest'))
+        check_digest(self.node_config_digest(node), v.get('digest'))
         config = self.node_configs.setdefault(node, {})
         for key, value in v.items():
             if key in ('node', 'digest', 'delete'):
