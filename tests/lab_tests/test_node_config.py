@@ -52,6 +52,18 @@ def test_delete_removes_the_notes(api):
     assert 'description' not in config and config['wakeonlan'] == 'BC:24:11:00:00:01'
 
 
+def test_a_write_while_another_writer_holds_the_node_config_lock_times_out_and_a_read_does_not_wait(api, lab):
+    # pve-manager PVE/NodeConfig.pm lock_config: lock_file('/var/lock/pvenode.lock', 10, ...) around the write only.
+    lab.call(lambda: lab.pve.hold_node_config_lock('pve1'))
+    assert api.data('GET', CONFIG.format('pve1')) == {}
+    assert api.error('PUT', CONFIG.format('pve1'), description='x')[:2] == (500, "can't lock file '/var/lock/pvenode.lock' - got timeout")
+    api.data('PUT', CONFIG.format('pve2'), description='other node')
+    assert lab.call(lambda: lab.pve.node_config_lock_met) == {'pve1': {lab.token_id}}
+    lab.call(lambda: lab.pve.release_node_config_lock('pve1'))
+    api.data('PUT', CONFIG.format('pve1'), description='x')
+    assert api.data('GET', CONFIG.format('pve1'))['description'] == 'x\n'
+
+
 def test_one_property_comes_without_a_digest(api):
     api.data('PUT', CONFIG.format('pve1'), description='notes')
     assert api.data('GET', CONFIG.format('pve1'), property='description') == {'description': 'notes\n'}

@@ -5,12 +5,21 @@ An empty (or missing) file has no digest: pve-manager PVE/NodeConfig.pm load_con
 (`return {} if !$raw`; only parse_node_config sets {digest}), and pve-common src/PVE/Tools.pm assert_if_modified
 checks a write's digest only when both digests are set, so a write to an empty file is never refused.
 
+A write runs under the node's config lock (PVE/NodeConfig.pm lock_config: pve-common lock_file on
+/var/lock/pvenode.lock, 10 s); reads take no lock. While another writer holds it (hold_node_config_lock), a write
+waits up to those 10 PVE seconds and then fails with lock_file's "can't lock file ... - got timeout".
+
 fakepve answers GET with a sample and stores nothing on PUT; the collection keeps pve_iso's record in the notes.
 """
 
-from fakepve.routing import check_digest, sha1, split_list
+import asyncio
+
+from fakepve.routing import check_digest, die, sha1, split_list
 
 CONFIG = '/nodes/{node}/config'
+# PVE/NodeConfig.pm: $node_config_lock and lock_config's timeout.
+LOCK_FILE = '/var/lock/pvenode.lock'
+LOCK_SECS = 10
 
 
 def _description_lines(description):
@@ -31,6 +40,20 @@ class NodeConfigMixin:
         super().__init__(*args, **kwargs)
         # node -> {option: value}; the notes are kept as the comment lines write_node_config writes.
         self.node_configs = {}
+        # node -> the event that ends another writer's hold of the node's config lock.
+        self.node_config_locks = {}
+        # node -> the users (API tokens) whose writes met that hold, for a test to tell who came.
+        self.node_config_lock_met = {}
+
+    def hold_node_config_lock(self, node):
+        """Another writer holds node's config lock until release_node_config_lock(node)."""
+        self.node_config_locks.setdefault(node, asyncio.Event())
+        self.node_config_lock_met[node] = set()
+
+    def release_node_config_lock(self, node):
+        released = self.node_config_locks.pop(node, None)
+        if released is not None:
+            released.set()
 
     def node_config_file(self, node):
         """The config file's text as write_node_config writes it: the notes as # lines, then sorted options."""
@@ -61,6 +84,16 @@ class NodeConfigMixin:
 
     async def _lab_node_config_put(self, v, user):
         node = v['node']
+        held = self.node_config_locks.get(node)
+        if held is not None:
+            self.node_config_lock_met.setdefault(node, set()).add(user)
+        if held is not None and self.time_scale:
+            try:
+                await asyncio.wait_for(held.wait(), LOCK_SECS * self.time_scale)
+            except asyncio.TimeoutError:
+                pass
+        if node in self.node_config_locks:
+            raise die(f"can't lock file '{LOCK_FILE}' - got timeout")
         check_digest(self.node_config_digest(node), v.get('digest'))
         config = self.node_configs.setdefault(node, {})
         for key, value in v.items():
