@@ -10,6 +10,7 @@ from .containers import ContainersMixin
 from .disks import DisksMixin
 from .ha import HaMixin
 from .lifecycle import LifecycleMixin
+from .migration import MigrationMixin
 from .network import NetworkMixin
 from .node_config import NodeConfigMixin
 from .nodes import NodesMixin
@@ -28,6 +29,7 @@ class LabPve(
     ConfigMixin,
     ContainersMixin,
     DisksMixin,
+    MigrationMixin,
     LifecycleMixin,
     PlacementMixin,
     TransferMixin,
