@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
+from ansible_collections.puls.proxmox.plugins.module_utils import _restart
 from ansible_collections.puls.proxmox.plugins.module_utils._address import (
     agent_address,
     parse_dns_servers,
@@ -214,7 +215,7 @@ def observe(client, entry, restart_matters=True):
     vm = Vm(vmid, node, entry.get('name') or '')
     config = client.vm_config(node, vmid)
     if not restart_matters and entry.get('status') in ('running', 'stopped'):
-        return Observed(vmid, node, entry['status'], config, started=boot_started(entry))
+        return Observed(vmid, node, entry['status'], config, started=guest_boot(client, vmid, config, boot_started(entry)))
     status_now = read_status(client, vm)
     status = status_now['status']
     current = client.vm_config(node, vmid, current=True) if status == 'running' else None
@@ -222,7 +223,28 @@ def observe(client, entry, restart_matters=True):
     if cloudinit_drive_key(config):
         items = client.get(vm.path('/cloudinit'), context=f'reading the cloud-init drive of {vm}') or ()
         cloudinit_pending = frozenset(item['key'] for item in items if 'pending' in item or as_bool(item.get('delete')))
-    return Observed(vmid, node, status, config, current, cloudinit_pending, started=boot_started(status_now))
+    return Observed(vmid, node, status, config, current, cloudinit_pending, started=guest_boot(client, vmid, config, boot_started(status_now)))
+
+
+def guest_boot(client, vmid, config, started):
+    """When the guest's running boot began: ``started`` (its QEMU process's start), unless the restart record in its
+    Notes names an earlier boot and no task since restarted the guest (a live migration or a resume after hibernation
+    started the process: ``_restart.restarted``), which it then still runs. Only then are the tasks read: one
+    ``GET /nodes`` and one ``GET /nodes/{node}/tasks`` per online node."""
+    record = _restart.read_record(config.get('description'))
+    if record is None or record.started is None or started is None or record.same_boot(vmid, started):
+        return started
+    since = record.started + _restart.START_TOLERANCE
+    online = [item['node'] for item in client.get('/nodes', context='listing the nodes of the cluster') or () if item.get('status') == 'online']
+    tasks = [
+        task
+        for node in online
+        for task in client.get(
+            f'/nodes/{node}/tasks', context=f'reading the tasks of VM {vmid} on node {node}', vmid=vmid, since=since, source='all', limit=1000
+        )
+        or ()
+    ]
+    return started if _restart.restarted(tasks, vmid, since) else record.started
 
 
 def boot_started(status):

@@ -261,3 +261,42 @@ def test_a_changed_address_of_a_running_vm_awaits_its_restart_in_later_runs_too(
     assert after.one(TASK, 'rr-web')['reboot_required'] == [] and not after.one(TASK, 'rr-web')['changed']
     assert len(lab.writes()) == writes
     assert fleet_reason(lab, tmp_path, 'rr-web', moved) == ''
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_a_live_migration_restarts_nothing_so_the_changed_address_still_awaits_the_restart_reboot_mode_then_makes(lab, tmp_path):
+    # A live migration runs the guest on in a new QEMU process (its uptime restarts: qemu-server QemuServer.pm
+    # vmstatus) with its old cloud-init drive (vm_start_nolock regenerates none for a migration's start).
+    env = vm_env(lab, tmp_path)
+    first = {'image': TEMPLATE, 'state': 'started', 'ip': f'{lab.address(43)}/24', 'gateway': lab.gateway}
+    moved = dict(first, ip=f'{lab.address(44)}/24')
+    assert run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': first}), name='create').rc == 0
+    booted = vm_named(lab, 'lm-web')
+
+    def an_hour_ago():
+        # The guest has been up for an hour, and its tasks (the clone and the start) ran an hour ago.
+        booted.started_at -= 3600
+        for record in lab.pve.tasklog:
+            if record['id'] == str(booted.vmid):
+                record.update(starttime=record['starttime'] - 3600, endtime=record.get('endtime', record['starttime']) - 3600)
+
+    lab.call(an_hour_ago)
+    change = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': moved}), name='change')
+    assert change.rc == 0 and change.one(TASK, 'lm-web')['reboot_required'] == ['ipconfig0'], change.stdout
+
+    vm = vm_named(lab, 'lm-web')
+    api = lab_vms.client(lab)
+    upid = lab.call(lab.pve.migrate(vm.vmid, 'pve2', secs=10))
+    api.wait_task(upid, 60, 'migrating VM lm-web')  # raises unless the task ends OK
+    assert vm.node == 'pve2' and api.get('/nodes/pve2/qemu/%d/status/current' % vm.vmid)['uptime'] < 3600
+
+    after = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': moved}), name='after-migration')
+    assert after.rc == 0, after.stdout
+    assert after.one(TASK, 'lm-web')['reboot_required'] == ['ipconfig0'], 'the migrated guest still has its old address'
+    assert fleet_reason(lab, tmp_path, 'lm-web', moved) == 'awaiting restart: ipconfig0'
+
+    rebooted = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': dict(moved, apply_mode='reboot')}), name='reboot')
+    assert rebooted.rc == 0, rebooted.stdout
+    assert rebooted.one(TASK, 'lm-web')['changed'] and lab.guest(vm.vmid).address == lab.address(44)
+    again = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': moved}), name='again')
+    assert again.one(TASK, 'lm-web')['reboot_required'] == [] and fleet_reason(lab, tmp_path, 'lm-web', moved) == ''
