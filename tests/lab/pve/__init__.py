@@ -17,6 +17,7 @@ from .nodes import NodesMixin
 from .placement import PlacementMixin
 from .privileges import PrivilegesMixin
 from .sdn import SdnMixin
+from .tags import TagsMixin
 from .transfer import TransferMixin
 
 __all__ = ['LabPve']
@@ -25,6 +26,7 @@ __all__ = ['LabPve']
 class LabPve(
     PrivilegesMixin,
     SdnMixin,
+    TagsMixin,
     HaMixin,
     ConfigMixin,
     ContainersMixin,

@@ -90,7 +90,7 @@ class NodeConfigMixin:
         if held is not None and self.time_scale:
             try:
                 await asyncio.wait_for(held.wait(), LOCK_SECS * self.time_scale)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         if node in self.node_config_locks:
             raise die(f"can't lock file '{LOCK_FILE}' - got timeout")
