@@ -41,6 +41,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, 
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, locality_volumes, uses_local_storage
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, vm_needs
+from ansible_collections.puls.proxmox.plugins.module_utils._tag_style import as_stored
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import wait_power_state
 from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
@@ -173,6 +174,7 @@ def reconcile_vm(client, params, check_mode=False):
         observed = replace(observed, names={int(entry['vmid']): describe(entry) for entry in resources})
     # Only a plan counts on images that an earlier task of the same run makes (pve_iso): a real run finds them made.
     planned_images = (params.get('planned_images') or ()) if check_mode else ()
+    spec = as_stored(client, spec, observed.config.get('tags') if observed else None)
     creation = None if observed is not None or spec.state == 'absent' else plan_creation(client, spec, resources, planned_images)
     seed = seed_volume_for(client, declared, observed.node if observed else creation and creation.node, observed.config if observed else None)
     plan = plan_vm(spec, observed, creation, seed)
