@@ -40,7 +40,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_p
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource, resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, locality_volumes, uses_local_storage
-from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, vm_needs
+from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, tag_needs, vm_needs
 from ansible_collections.puls.proxmox.plugins.module_utils._tag_style import as_stored
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import wait_power_state
 from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import describe
@@ -181,7 +181,9 @@ def reconcile_vm(client, params, check_mode=False):
 
     vm = Vm(observed.vmid, observed.node, spec.name) if observed else Vm(spec.vmid, creation and creation.node, spec.name)
     outcome = Outcome(vm, final_status(plan, observed))
-    require(client, vm_needs(plan.actions, vm.vmid, creation and creation.source_config), f'the plan for VM {spec.name}')
+    tags_now = (observed.config if observed else (creation and creation.source_config) or {}).get('tags')
+    needs = [*vm_needs(plan.actions, vm.vmid, creation and creation.source_config), *tag_needs(plan.actions, tags_now)]
+    require(client, needs, f'the plan for VM {spec.name}')
     if not check_mode:
         Execution(client, outcome, timeout, declared.seed).run(plan.actions)
     address = None
