@@ -157,7 +157,7 @@ def tag_needs(actions: Iterable[Any], tags_now: Any) -> list[Need]:
     needs = []
     for action in actions:
         if action.kind == IMPORT and action.params['config'].get('tags') is not None:
-            before, after = {CREATE_OLD_TAG}, tag_set(action.params['config']['tags'])
+            before, after = frozenset({CREATE_OLD_TAG}), tag_set(action.params['config']['tags'])
         elif action.kind == CONFIGURE and ('tags' in action.params['set'] or 'tags' in action.params['delete']):
             before, after = tag_set(tags_now), tag_set(action.params['set'].get('tags'))
         else:
