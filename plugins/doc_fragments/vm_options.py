@@ -282,7 +282,8 @@ options:
     type: str
   tags:
     description:
-      - Tags of the VM, compared as a set (PVE lower-cases and sorts them). The owner tag is always kept.
+      - 'Tags of the VM, compared as a set, as the cluster stores them: PVE lower-cases them unless the datacenter''s
+        tag-style is case-sensitive, then they keep their spelling. The owner tag is always kept.'
       - When not set, the VM's tags are left alone except for adding the owner tag.
     type: list
     elements: str

@@ -56,10 +56,11 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     default_gateway,
     format_property_string,
     format_size,
-    normalize_tags,
     parse_disk_size,
     parse_property_string,
     parse_size,
+    render_tags,
+    tag_set,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import NicSpec
 
@@ -391,8 +392,7 @@ def _words(value: Any) -> tuple[str, ...]:
 
 def _render_tags(spec: CtSpec, current: Any) -> str:
     # Undeclared tags are left as they are; the owner tag is on every container pve_container manages.
-    tags = spec.tags if spec.tags is not None else normalize_tags(current)
-    return ';'.join(sorted(tags | {spec.owner_tag}))
+    return render_tags(spec.tags, current, spec.owner_tag)
 
 
 @dataclass(frozen=True)
@@ -419,7 +419,7 @@ _KEYS: dict[str, _ConfigKey] = {
     'features': _ConfigKey(('features',), _render_features, _features_value, _text),
     'onboot': _ConfigKey(('onboot',), lambda spec, current: int(bool(spec.onboot)), as_bool, as_bool),
     'protection': _ConfigKey(('protection',), lambda spec, current: int(bool(spec.protection)), as_bool, as_bool),
-    'tags': _ConfigKey(('tags', 'owner_tag'), _render_tags, normalize_tags, lambda value: sorted(normalize_tags(value))),
+    'tags': _ConfigKey(('tags', 'owner_tag'), _render_tags, tag_set, lambda value: sorted(tag_set(value))),
 }
 # Options handled apart from _KEYS: sizes are grown by resize, mount points are keys of their own, unprivileged is
 # read-only, gateway is a property of net0, and each device of nets is a key of its own.

@@ -46,6 +46,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._linked import storag
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require
+from ansible_collections.puls.proxmox.plugins.module_utils._tag_style import as_stored
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import wait_power_state
 from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, storage_of
@@ -84,6 +85,7 @@ def reconcile_container(client, params, check_mode=False):
     observed = None if found is None else observe_in(client, found, resources, spec)
     warnings = []
     creation = None if observed is not None or spec.state == 'absent' else plan_creation(client, spec, resources, check_mode, warnings)
+    spec = as_stored(client, spec, observed.config.get('tags') if observed else None)
     plan = plan_container(spec, observed, creation)
 
     if observed is not None:

@@ -44,6 +44,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApi
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC, QEMU
 from ansible_collections.puls.proxmox.plugins.module_utils._guests_io import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._notes_io import NotesRequest, plan_notes
+from ansible_collections.puls.proxmox.plugins.module_utils._tag_style import as_stored
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import Declared, Outcome, Vm, observe, reach_address, seed_volume_for
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC as VM_ARGUMENT_SPEC
@@ -152,7 +153,7 @@ def _check(client, resources, machine: Mapping) -> MachineCheck:
         return unfound
     observed = observe(client, found, restart_matters=spec.apply_mode == 'reboot')
     vm = Vm(observed.vmid, observed.node, spec.name)
-    plan = plan_vm(spec, observed, None, seed_volume_for(client, declared, observed.node, observed.config))
+    plan = plan_vm(as_stored(client, spec, observed.config.get('tags')), observed, None, seed_volume_for(client, declared, observed.node, observed.config))
     # A reboot_required in report mode: the keys of the VM's restart record (_restart), judged by the listing's uptime.
     pending = _pending(machine, plan, 'VM', observed)
     if pending is not None:
@@ -169,7 +170,7 @@ def _check_container(client, resources, machine: Mapping) -> MachineCheck:
     if found is None:
         return unfound
     observed = _ct_io.observe_in(client, found, resources, spec)
-    pending = _pending(machine, plan_container(spec, observed, None), 'container', observed)
+    pending = _pending(machine, plan_container(as_stored(client, spec, observed.config.get('tags')), observed, None), 'container', observed)
     if pending is not None:
         return pending
     return MachineCheck(True, '', observed.vmid, observed.node, _ct_io.container_address(spec, observed.config))

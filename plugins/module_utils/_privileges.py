@@ -38,6 +38,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     parse_drive,
     parse_net,
     storage_of,
+    tag_set,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import (
     CONFIGURE,
@@ -94,6 +95,8 @@ class Need:
     purpose: str
     grants: tuple[Grant, ...]
     instead: tuple[tuple[Grant, ...], ...] = ()
+    # A guest tag set or removed: Sys.Modify on / is needed only where the datacenter's tag settings say (require).
+    tag: str | None = None
 
 
 def need(purpose: str, privilege: str, path: str, *alternatives: Grant) -> Need:
@@ -140,6 +143,47 @@ def vm_needs(actions: Iterable[Any], vmid: int | None, source_config: Mapping[st
             needs.append(need(f'to delete {params["volid"]}', 'Datastore.Allocate', storage_path(params['volid'])))
     pool = next((action.params.get('pool') for action in actions if action.kind in (CLONE, IMPORT)), None)
     return [through_pool(item, vm_path(vmid), pool) for item in needs] if pool else needs
+
+
+# qemu-server PVE/API2/Qemu.pm create_vm checks the tags against `{}` as the old ones, which split_list makes one tag.
+CREATE_OLD_TAG = 'HASH(0x...)'
+_ROOT_MODIFY = Grant('Sys.Modify', '/')
+
+
+def tag_needs(actions: Iterable[Any], tags_now: Any) -> list[Need]:
+    """The tags pve_vm's plan actions set or remove, each a need of Sys.Modify on / that ``require`` keeps only where
+    PVE asks it (pve-guest-common PVE/GuestHelpers.pm assert_tag_permissions: a tag whose count changes); ``tags_now``
+    the VM's tags before the plan (a clone's: its source's, which clone_vm copies)."""
+    needs = []
+    for action in actions:
+        if action.kind == IMPORT and action.params['config'].get('tags') is not None:
+            before, after = frozenset({CREATE_OLD_TAG}), tag_set(action.params['config']['tags'])
+        elif action.kind == CONFIGURE and ('tags' in action.params['set'] or 'tags' in action.params['delete']):
+            before, after = tag_set(tags_now), tag_set(action.params['set'].get('tags'))
+        else:
+            continue
+        for tag in sorted(before ^ after):
+            purpose = (
+                'to create it with tags (create_vm checks them against no old tags, read as the one tag HASH(0x...))'
+                if tag == CREATE_OLD_TAG
+                else f'to {"set" if tag in after else "remove"} the tag {tag}'
+            )
+            needs.append(Need(purpose, (_ROOT_MODIFY,), tag=tag))
+        tags_now = ';'.join(sorted(after))
+    return needs
+
+
+def enforced_tags(needs: list[Need], permissions: Mapping[str, Mapping[str, Any]], options: Mapping[str, Any]) -> list[Need]:
+    """needs without the tag needs PVE does not enforce (GuestHelpers.pm get_allowed_tags, assert_tag_permissions):
+    a tag is refused without Sys.Modify on / when it is registered, or when ``user-allow`` is not ``free`` and the tag is
+    not among the ``allowed-tags``. Those two settings show only with Sys.Audit on / (pve-manager PVE/API2/Cluster.pm
+    get_options): without it, no tag need is kept, and PVE refuses what it must."""
+    if not holds(permissions, Grant('Sys.Audit', '/')):
+        return [item for item in needs if item.tag is None]
+    registered = set(options.get('registered-tags') or ())
+    free = ((options.get('user-tag-access') or {}).get('user-allow') or 'free') == 'free'
+    allowed = set(options.get('allowed-tags') or ())
+    return [item for item in needs if item.tag is None or item.tag in registered or (not free and item.tag not in allowed)]
 
 
 def through_pool(item: Need, path: str, pool: str) -> Need:
@@ -435,13 +479,17 @@ def in_zones(needs: list[Need], zones: Mapping[str, str] | None) -> list[Need]:
 
 def require(client, needs: Iterable[Need], doing: str) -> None:
     """Raise PveApiError naming every privilege of needs the client's credential lacks; one request (two when a NIC's
-    bridge is set: the VNet list), none without needs."""
+    bridge is set: the VNet list; two when a tag changes without Sys.Modify on /: the datacenter options), none
+    without needs."""
     needs = list(needs)
     if not needs:
         return
     if any(f'/{ANY_ZONE}/' in grant.path for item in needs for grant in item.grants):
         needs = in_zones(needs, read_vnet_zones(client))
-    lacking = missing(read_permissions(client), needs)
+    permissions = read_permissions(client)
+    if any(item.tag is not None for item in needs) and not holds(permissions, _ROOT_MODIFY):
+        needs = enforced_tags(needs, permissions, client.get('/cluster/options', context='reading the tag settings of the datacenter') or {})
+    lacking = missing(permissions, needs)
     if lacking:
         raise PveApiError(refusal(doing, lacking, client.credential))
 

@@ -27,6 +27,14 @@ the same boot. The error is on the safe side: a restart within that tolerance of
 restarted less than a minute after it booted) is not recognized, and ``reboot_required`` stays until the next
 restart; a record is never taken for done while the guest still runs its recorded boot.
 
+A new QEMU process is not always a new boot of the guest. A live migration starts the VM on its target with
+``qm start --migratedfrom`` (qemu-server ``PVE/QemuMigrate.pm``, ``phase2``), a ``qmstart`` task inside the
+``qmigrate`` task's run, and the guest goes on running its boot there, with its old cloud-init drive
+(``PVE/QemuServer.pm``, ``vm_start_nolock``: no regeneration ``if ($migratedfrom)``); a start after a hibernation
+(a ``qmsuspend`` task: ``PVE/API2/Qemu.pm``, ``vm_suspend`` with ``todisk``) resumes the saved guest. So a process
+later than the recorded one counts as a restart only when the VM's tasks since the record (``restarted``) hold a
+``qmstart`` that is neither of those, or a ``qmreboot``; otherwise the guest still runs the recorded boot.
+
 A key counts as awaiting a restart while the VM runs that boot and the key's value differs from the recorded one
 (a value set back to what the guest booted with awaits nothing). The record is dropped by the next config write
 once it awaits nothing (after a restart, or in a run that restarts the VM), never by a write of its own.
@@ -69,6 +77,37 @@ class RestartRecord:
         if started is None or self.started is None:
             return True  # unknown: never take the record for done
         return started <= self.started + START_TOLERANCE
+
+
+def restarted(tasks: Iterable[Mapping[str, Any]], vmid: int, since: int) -> bool:
+    """Whether VM ``vmid``'s guest booted again after ``since`` (epoch seconds), as its tasks (``GET
+    /nodes/{node}/tasks`` of every node) tell: a ``qmreboot``, or a ``qmstart`` that neither ran inside a
+    ``qmigrate`` (the migration's start on its target) nor followed a hibernation (``qmsuspend``), each one that
+    succeeded."""
+    own = sorted((task for task in tasks if str(task.get('id')) == str(vmid) and int(task.get('starttime') or 0) > since), key=_start)
+    migrations = [(_start(task), int(task.get('endtime') or 2**63)) for task in own if task.get('type') == 'qmigrate']
+    hibernated = booted = False
+    for task in own:
+        kind = task.get('type')
+        if not _succeeded(task):
+            continue
+        if kind == 'qmsuspend':
+            hibernated = True
+        elif kind == 'qmreboot':
+            booted, hibernated = True, False
+        elif kind == 'qmstart' and not any(start <= _start(task) <= end for start, end in migrations):
+            booted, hibernated = booted or not hibernated, False
+    return booted
+
+
+def _start(task: Mapping[str, Any]) -> int:
+    return int(task.get('starttime') or 0)
+
+
+def _succeeded(task: Mapping[str, Any]) -> bool:
+    # A finished task's status: OK, "WARNINGS: N" (done, with warnings), or the error it ended with.
+    status = str(task.get('status') or '')
+    return status == 'OK' or status.startswith('WARNINGS')
 
 
 def unreported(keys: Iterable[str]) -> list[str]:

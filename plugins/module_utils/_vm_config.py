@@ -116,7 +116,8 @@ MIN_HOTPLUG_MEMORY = 1024
 _SIZE_UNITS = {'': 1, 'K': 1024, 'M': 1024**2, 'G': 1024**3, 'T': 1024**4}
 _PVE_SIZE = re.compile(r'^(\d+(?:\.\d+)?)([KMGT]?)$')
 _DECLARED_SIZE = re.compile(r'^(\d+)([KMGT]?)$', re.IGNORECASE)
-_TAG = re.compile(r'^[a-z0-9_][a-z0-9_+.-]*$')
+# pve-common PVE/JSONSchema.pm $PVE_TAG_RE, case-insensitive.
+_TAG = re.compile(r'^[a-z0-9_][a-z0-9_+.-]*$', re.IGNORECASE)
 _TAG_SEPARATORS = re.compile(r'[,;\s]+')
 _LIST_SEPARATORS = re.compile(r'[,;\s]+')
 _DNS_NAME = re.compile(r'^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?\.)*[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?$')
@@ -383,9 +384,23 @@ def as_bool(value: Any, default: bool = False) -> bool:
 
 
 def normalize_tags(value: Any) -> frozenset[str]:
-    """Tags as PVE stores them (get_unique_tags): split on ``,; `` and blanks, lower-cased, deduplicated."""
+    """Tags as PVE's default tag-style stores them (get_unique_tags): split on ``,; `` and blanks, lower-cased,
+    deduplicated; what ownership is told by, whatever the tag-style."""
+    return frozenset(tag.lower() for tag in tag_set(value))
+
+
+def tag_set(value: Any) -> frozenset[str]:
+    """The tags of a value (a PVE ``tags`` string or a list), split on ``,; `` and blanks, each spelled as written."""
     items = [value] if isinstance(value, str) or value is None else list(value)
-    return frozenset(tag.lower() for item in items for tag in _TAG_SEPARATORS.split(str(item or '')) if tag)
+    return frozenset(tag for item in items for tag in _TAG_SEPARATORS.split(str(item or '')) if tag)
+
+
+def render_tags(declared: frozenset[str] | None, current: Any, owner_tag: str) -> str:
+    """The ``tags`` to write: the declared ones (undeclared: the current ones, as PVE spells them) and the owner tag.
+    The declared tags are already spelled as PVE stores them (``_tag_style.as_stored``), so PVE's answer reads back
+    the same and compares exactly (``tag_set``)."""
+    tags = declared if declared is not None else tag_set(current)
+    return ';'.join(sorted(tags | {owner_tag}))
 
 
 def encode_sshkeys(keys: Iterable[str]) -> str:
@@ -606,7 +621,7 @@ def _ssh_keys(option: str, value: Any) -> tuple[str, ...]:
 
 
 def _tags(option: str, value: Any) -> frozenset[str]:
-    tags = normalize_tags(value)
+    tags = tag_set(value)
     for tag in sorted(tags):
         if not _TAG.match(tag):
             raise SpecError(
@@ -619,7 +634,8 @@ def _owner_tag(option: str, value: Any) -> str:
     tags = _tags(option, value)
     if len(tags) != 1:
         raise SpecError(option, f'must be a single tag (got {value!r})')
-    return next(iter(tags))
+    # Ownership is told by the tag in lower case (normalize_tags), whatever the tag-style.
+    return next(iter(tags)).lower()
 
 
 def _entries(option: str, value: Any, known: tuple[str, ...]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -1014,8 +1030,7 @@ def _boot_order(value: Any) -> tuple[str, ...]:
 
 def _render_tags(spec: VmSpec, current: Any) -> str:
     # Undeclared tags are left as they are; the owner tag is on every VM pve_vm manages.
-    tags = spec.tags if spec.tags is not None else normalize_tags(current)
-    return ';'.join(sorted(tags | {spec.owner_tag}))
+    return render_tags(spec.tags, current, spec.owner_tag)
 
 
 def _declared_key(option: VmOption) -> _ConfigKey:
@@ -1043,7 +1058,7 @@ _OWN_KEYS: dict[str, _ConfigKey] = {
         lambda value: frozenset(' '.join(key.split()) for key in decode_sshkeys(value)),
         lambda value: list(decode_sshkeys(value)) if value else None,
     ),
-    'tags': _ConfigKey(('tags', 'owner_tag'), _render_tags, normalize_tags, lambda value: sorted(normalize_tags(value))),
+    'tags': _ConfigKey(('tags', 'owner_tag'), _render_tags, tag_set, lambda value: sorted(tag_set(value))),
     # qemu-server PVE/QemuServer.pm $confdesc: no bios key is SeaBIOS.
     'bios': _ConfigKey(('bios',), lambda spec, current: spec.bios, lambda value: value or 'seabios', _as_text),
     'serial0': _ConfigKey(('serial',), lambda spec, current: spec.serial or None, lambda value: str(value or ''), _as_text),

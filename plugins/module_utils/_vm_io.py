@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
+from ansible_collections.puls.proxmox.plugins.module_utils import _restart
 from ansible_collections.puls.proxmox.plugins.module_utils._address import (
     agent_address,
     parse_dns_servers,
@@ -39,7 +40,8 @@ from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_p
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource, resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, locality_volumes, uses_local_storage
-from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, vm_needs
+from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, tag_needs, vm_needs
+from ansible_collections.puls.proxmox.plugins.module_utils._tag_style import as_stored
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import wait_power_state
 from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
@@ -172,13 +174,16 @@ def reconcile_vm(client, params, check_mode=False):
         observed = replace(observed, names={int(entry['vmid']): describe(entry) for entry in resources})
     # Only a plan counts on images that an earlier task of the same run makes (pve_iso): a real run finds them made.
     planned_images = (params.get('planned_images') or ()) if check_mode else ()
+    spec = as_stored(client, spec, observed.config.get('tags') if observed else None)
     creation = None if observed is not None or spec.state == 'absent' else plan_creation(client, spec, resources, planned_images)
     seed = seed_volume_for(client, declared, observed.node if observed else creation and creation.node, observed.config if observed else None)
     plan = plan_vm(spec, observed, creation, seed)
 
     vm = Vm(observed.vmid, observed.node, spec.name) if observed else Vm(spec.vmid, creation and creation.node, spec.name)
     outcome = Outcome(vm, final_status(plan, observed))
-    require(client, vm_needs(plan.actions, vm.vmid, creation and creation.source_config), f'the plan for VM {spec.name}')
+    tags_now = (observed.config if observed else (creation and creation.source_config) or {}).get('tags')
+    needs = [*vm_needs(plan.actions, vm.vmid, creation and creation.source_config), *tag_needs(plan.actions, tags_now)]
+    require(client, needs, f'the plan for VM {spec.name}')
     if not check_mode:
         Execution(client, outcome, timeout, declared.seed).run(plan.actions)
     address = None
@@ -214,7 +219,7 @@ def observe(client, entry, restart_matters=True):
     vm = Vm(vmid, node, entry.get('name') or '')
     config = client.vm_config(node, vmid)
     if not restart_matters and entry.get('status') in ('running', 'stopped'):
-        return Observed(vmid, node, entry['status'], config, started=boot_started(entry))
+        return Observed(vmid, node, entry['status'], config, started=guest_boot(client, vmid, config, boot_started(entry)))
     status_now = read_status(client, vm)
     status = status_now['status']
     current = client.vm_config(node, vmid, current=True) if status == 'running' else None
@@ -222,7 +227,28 @@ def observe(client, entry, restart_matters=True):
     if cloudinit_drive_key(config):
         items = client.get(vm.path('/cloudinit'), context=f'reading the cloud-init drive of {vm}') or ()
         cloudinit_pending = frozenset(item['key'] for item in items if 'pending' in item or as_bool(item.get('delete')))
-    return Observed(vmid, node, status, config, current, cloudinit_pending, started=boot_started(status_now))
+    return Observed(vmid, node, status, config, current, cloudinit_pending, started=guest_boot(client, vmid, config, boot_started(status_now)))
+
+
+def guest_boot(client, vmid, config, started):
+    """When the guest's running boot began: ``started`` (its QEMU process's start), unless the restart record in its
+    Notes names an earlier boot and no task since restarted the guest (a live migration or a resume after hibernation
+    started the process: ``_restart.restarted``), which it then still runs. Only then are the tasks read: one
+    ``GET /nodes`` and one ``GET /nodes/{node}/tasks`` per online node."""
+    record = _restart.read_record(config.get('description'))
+    if record is None or record.started is None or started is None or record.same_boot(vmid, started):
+        return started
+    since = record.started + _restart.START_TOLERANCE
+    online = [item['node'] for item in client.get('/nodes', context='listing the nodes of the cluster') or () if item.get('status') == 'online']
+    tasks = [
+        task
+        for node in online
+        for task in client.get(
+            f'/nodes/{node}/tasks', context=f'reading the tasks of VM {vmid} on node {node}', vmid=vmid, since=since, source='all', limit=1000
+        )
+        or ()
+    ]
+    return started if _restart.restarted(tasks, vmid, since) else record.started
 
 
 def boot_started(status):

@@ -208,7 +208,9 @@ options:
     description: PVE protection, which refuses removal of the container and its volumes.
     type: bool
   tags:
-    description: Tags of the container; the owner tag is always added.
+    description:
+      - Tags of the container, compared as the cluster stores them (lower-cased unless the datacenter's tag-style is
+        case-sensitive); the owner tag is always added.
     type: list
     elements: str
   owner_tag:

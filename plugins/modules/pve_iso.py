@@ -160,7 +160,9 @@ notes:
     C([puls-files: local:iso/noble.iso=3f2a9c1b7d4e,...]). Each entry is a volid and the short SHA-256 of its declared
     source. For O(url), that is the URL, O(checksum) and O(compression). For O(src), it is the file's content. For
     O(seed), it is the seed's content. Every other character of the notes is kept. The module writes with the digest of
-    its read, and reads and merges again when someone else changed the node's config in between.
+    its read, and reads and merges again when someone else changed the node's config in between. An empty node
+    config reads back without a digest; the module then first writes the node option C(startall-onboot-delay: 0)
+    (its default) alone, so that its write has a digest to carry.
   - >-
     B(Files of unknown origin.) A file that is on the storage but has no record was put there by hand or by another tool.
     The module cannot tell whether it matches the declared source, so it replaces the file. C(reason) in the result says

@@ -16,7 +16,10 @@ description:
     The leases are one line C([puls-leases: KEY=RUN@CONTROLLER:EXPIRY,...]) in the notes of the lowest-named online
     node of the cluster (C(description) of C(/nodes/{node}/config)); every other character of those notes stays as it
     is. Each write carries the config digest of its read; when another writer came in between, Proxmox VE refuses it
-    and the module reads and decides again, so two runs never both take one lease.
+    and the module reads and decides again, so two runs never both take one lease. A node config that is empty reads
+    back without a digest, and Proxmox VE checks none on a write to it; the module then first writes the node option
+    C(startall-onboot-delay: 0) (its default) alone, and reads and decides again with the digest that gives
+    (docs/concurrency.md).
   - >-
     O(state=acquired) takes the lease for O(run_id) until O(ttl) seconds from now, or renews it when O(run_id) already
     holds it. A lease another run holds and that has not expired is not taken: the result says who holds it

@@ -195,7 +195,9 @@ address:
 reboot_required:
   description:
     - Config keys whose new values the running VM takes only at its next boot (PVE's pending changes, and cloud-init
-      settings not yet on its cloud-init drive). Empty when nothing waits, or when the run restarted the VM.
+      settings not yet on its cloud-init drive). Empty when nothing waits, or when the run restarted the VM. A live
+      migration or a resume after hibernation starts a new QEMU process but no new boot of the guest: what waited
+      still waits (the VM's tasks tell a restart from those).
   returned: always
   type: list
   elements: str

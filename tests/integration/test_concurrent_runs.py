@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Overlapping runs of puls.proxmox.site on one fleet, against the lab (docs/concurrency.md): a golden template
 baked with a provision playbook and two clones of it. Two and three runs started together on an empty lab all
-succeed, no guest exists twice and a further run changes nothing (the two-run case ROUNDS times in a row); a rebuild and
+succeed, no guest exists twice and a further run changes nothing (the two-run case ROUNDS times in a row, each on an
+idle lease node whose empty config both runs read before either writes); a rebuild and
 a replace by two runs at once with prune on; a run killed with SIGKILL mid-build is recovered by the next one once
 its lease expires.
 
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import lab_vms
 import pytest
+from lab import seed
 from polling import wait_until
 from test_plan_equals_run import fleet, mark_playbook, site, why, write
 
@@ -43,13 +45,15 @@ def declared(lab, tmp_path, vms=('web1', 'web2'), **cluster):
     return fleet(lab, tmp_path, {GOLDEN: {'pve_image': BASE_TEMPLATE, 'pve_provision': ['base.yml']}}, clones, **cluster)
 
 
-def at_once(lab, tmp_path, inventory, label, count):
-    """count runs of the site started together, each in a directory of its own; their results in start order."""
+def at_once(lab, tmp_path, inventory, label, count, envs=None):
+    """count runs of the site started together, each in a directory of its own (and with envs[index]'s environment
+    variables, when given); their results in start order."""
     runs, threads = {}, []
     for index in range(count):
         directory = tmp_path / f'{label}-{index}'
         directory.mkdir(exist_ok=True)
-        threads.append(threading.Thread(target=lambda d=directory, i=index: runs.update({i: site(lab, d, inventory, 'site')})))
+        env = envs[index] if envs else {}
+        threads.append(threading.Thread(target=lambda d=directory, i=index, e=env: runs.update({i: site(lab, d, inventory, 'site', **e)})))
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -79,6 +83,42 @@ def converged(lab, tmp_path, inventory, expected):
     assert (len(lab.writes()), lab.ssh_connections()) == (writes, connections), why(again)
 
 
+def idle_lease_node(lab):
+    """The lease node's config emptied, as on a fresh node (its read then has no digest), and held by another writer
+    (pve-manager PVE/NodeConfig.pm lock_config) until released_once_both_write lets it go."""
+
+    def empty():
+        lab.pve.node_configs.pop('pve1', None)
+        lab.pve.hold_node_config_lock('pve1')
+
+    lab.call(empty)
+
+
+def released_once_both_write(lab, tokens):
+    """A thread that lets the lease node's config lock go once a write of each run (each with its own API token) met
+    it: both runs have then read the empty config and decided on that read before either write could land."""
+
+    def release():
+        try:
+            wait_until(lambda: lab.call(lambda: lab.pve.node_config_lock_met['pve1']) >= set(tokens), timeout=300)
+        finally:
+            lab.call(lambda: lab.pve.release_node_config_lock('pve1'))
+
+    thread = threading.Thread(target=release)
+    thread.start()
+    return thread
+
+
+def own_tokens(lab, count):
+    """An API token of the lab's user for each of count runs (the first is the lab's own): {token id: env}."""
+    tokens = {lab.token_id: {}}
+    for index in range(1, count):
+        name, secret = f'run{index}', f'run{index}-{lab.token_secret}'
+        lab.call(lambda name=name, secret=secret: lab.pve.apitokens.update({f'{seed.USER}!{name}': secret}))
+        tokens[f'{seed.USER}!{name}'] = {'PROXMOX_TOKEN_NAME': name, 'PROXMOX_TOKEN_SECRET': secret}
+    return tokens
+
+
 def bakers(runs):
     """The conversion of each run that built the template (the others found it built, or waited for it)."""
     return [record['result'] for run in runs for record in run.for_task(CONVERT, GOLDEN) if record['status'] == 'ok']
@@ -92,8 +132,12 @@ def all_succeeded(runs):
 def test_two_runs_of_a_fleet_started_together_on_an_empty_lab_both_succeed_round_after_round(lab, tmp_path):
     mark_playbook(tmp_path, 'base.yml')
     inventory = declared(lab, tmp_path)
+    tokens = own_tokens(lab, 2)
     for attempt in range(ROUNDS):
-        runs = at_once(lab, tmp_path, inventory, f'pair{attempt}', 2)
+        idle_lease_node(lab)
+        releaser = released_once_both_write(lab, tokens)
+        runs = at_once(lab, tmp_path, inventory, f'pair{attempt}', 2, list(tokens.values()))
+        releaser.join()
         all_succeeded(runs)
         # The template was built once: one run baked it, the other waited for its lease and used it.
         assert len(bakers(runs)) == 1, why(*runs)

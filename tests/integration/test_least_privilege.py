@@ -229,3 +229,25 @@ def test_the_demo_fleet_converges_through_site_with_only_the_documented_privileg
     again = run_playbook(tmp_path, site, env, inventory=inventory, name='again')
     assert again.rc == 0 and not again.changed, again.stdout
     assert len(lab.writes()) == writes
+
+
+def test_a_token_without_sys_modify_is_refused_before_any_write_a_tag_the_datacenters_settings_do_not_allow(lab, tmp_path):
+    # pve-guest-common GuestHelpers.pm assert_tag_permissions: with user-tag-access `list`, a tag not listed needs
+    # Sys.Modify on /; the token holds Sys.Audit on /, so it sees those settings (pve-manager Cluster.pm get_options).
+    grants = documented_grants()
+    grants['/'] = (grants['/'] - {'Sys.Modify'}) | {'Sys.Audit'}
+    env = token_env(lab, tmp_path, grants)
+    lab.call(lambda: lab.pve.datacenter.update({'user-tag-access': {'user-allow': 'list', 'user-allow-list': ['web']}}))
+    task = {'puls.proxmox.pve_vm': {'name': 'lp-tags', 'vmid': 100, 'image': '9017', 'node': 'pve1', 'tags': ['web']}}
+    run = run_playbook(tmp_path, play(dict(task, name='plan', check_mode=True, ignore_errors=True), dict(task, name='real')), env)
+    assert run.rc != 0
+    for message in (run.one('plan')['msg'], run.one('real')['msg']):
+        assert 'refused before any change' in message, message
+        assert 'Permission check failed (/, Sys.Modify) to set the tag puls-managed' in message and 'the tag web' not in message
+    assert lab.writes() == []
+
+    # Listed, the owner tag needs nothing more, nor do the template's tags (puls-base, ubuntu) the clone drops: the VM is made.
+    allowed = ['puls-base', 'puls-managed', 'ubuntu', 'web']
+    lab.call(lambda: lab.pve.datacenter.update({'user-tag-access': {'user-allow': 'list', 'user-allow-list': allowed}}))
+    made = run_playbook(tmp_path, play(dict(task, name='real')), env)
+    assert made.rc == 0, made.stdout

@@ -29,6 +29,21 @@ def config_of(lab, name):
     return dict(vm_named(lab, name).config)
 
 
+def test_under_a_case_sensitive_tag_style_declared_tags_and_a_vms_own_keep_their_spelling_in_four_runs(lab, tmp_path):
+    # pve-guest-common GuestHelpers.pm get_unique_tags keeps a tag's case when the datacenter's tag-style says so.
+    def prepare():
+        lab.pve.datacenter['tag-style'] = {'case-sensitive': 1}
+        lab.pve.add_vm(301, 'cs-legacy', node='pve1', config={'name': 'cs-legacy', 'tags': 'Team-A', 'cores': 1, 'scsi0': 'local-lvm:vm-301-disk-0,size=4G'})
+
+    lab.call(prepare)
+    vms = {'cs-tags': {'image': TEMPLATE, 'tags': ['Web', 'DB']}, 'cs-legacy': {'adopt': True}}
+    runs = four_runs(tmp_path, vm_play(), vm_env(lab, tmp_path), inventory(vms))
+    assert config_of(lab, 'cs-tags')['tags'] == 'DB;Web;puls-managed'
+    # Adding the owner tag keeps the VM's own tag as it is spelled.
+    assert config_of(lab, 'cs-legacy')['tags'] == 'Team-A;puls-managed'
+    assert runs.real.one(TASK, 'cs-legacy')['diff']['after']['tags'] == ['Team-A', 'puls-managed']
+
+
 def test_each_option_group_converges_in_four_runs(lab, tmp_path):
     key = ssh_public_key(tmp_path)
 

@@ -226,17 +226,30 @@ def fleet_reason(lab, tmp_path, name, options):
     return run.one('Fleet')['machines'][name]['reason']
 
 
+def up_for_an_hour(lab, tmp_path, env, name, index):
+    """VM name created running at lab.address(index), as if an hour ago: its boot and its tasks (the clone and the
+    start), so that a restart now is told from that boot (the record allows a minute's skew). Its options, and the
+    same with the next address."""
+    first = {'image': TEMPLATE, 'state': 'started', 'ip': f'{lab.address(index)}/24', 'gateway': lab.gateway}
+    assert run_playbook(tmp_path, vm_play(), env, inventory({name: first}), name='create').rc == 0
+    booted = vm_named(lab, name)
+
+    def an_hour_ago():
+        booted.started_at -= 3600
+        for record in lab.pve.tasklog:
+            if record['id'] == str(booted.vmid):
+                record.update(starttime=record['starttime'] - 3600, endtime=record.get('endtime', record['starttime']) - 3600)
+
+    lab.call(an_hour_ago)
+    return first, dict(first, ip=f'{lab.address(index + 1)}/24')
+
+
 @pytest.mark.lab(time_scale=0.01)
 def test_a_changed_address_of_a_running_vm_awaits_its_restart_in_later_runs_too(lab, tmp_path):
     # PVE applies a changed ipconfig0 to the config at once and GET .../cloudinit never lists it (qemu-server
     # Qemu.pm cloudinit_pending): only the module's restart record says the guest still has its old address.
     env = vm_env(lab, tmp_path)
-    first = {'image': TEMPLATE, 'state': 'started', 'ip': f'{lab.address(41)}/24', 'gateway': lab.gateway}
-    moved = dict(first, ip=f'{lab.address(42)}/24')
-    assert run_playbook(tmp_path, vm_play(), env, inventory({'rr-web': first}), name='create').rc == 0
-    # The guest has been up for an hour: a restart now is told from its boot (the record allows a minute's skew).
-    booted = vm_named(lab, 'rr-web')
-    lab.call(lambda: setattr(booted, 'started_at', booted.started_at - 3600))
+    _first, moved = up_for_an_hour(lab, tmp_path, env, 'rr-web', 41)
 
     change = run_playbook(tmp_path, vm_play(), env, inventory({'rr-web': moved}), name='change')
     assert change.rc == 0, change.stdout
@@ -261,3 +274,30 @@ def test_a_changed_address_of_a_running_vm_awaits_its_restart_in_later_runs_too(
     assert after.one(TASK, 'rr-web')['reboot_required'] == [] and not after.one(TASK, 'rr-web')['changed']
     assert len(lab.writes()) == writes
     assert fleet_reason(lab, tmp_path, 'rr-web', moved) == ''
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_a_live_migration_restarts_nothing_so_the_changed_address_still_awaits_the_restart_reboot_mode_then_makes(lab, tmp_path):
+    # A live migration runs the guest on in a new QEMU process (its uptime restarts: qemu-server QemuServer.pm
+    # vmstatus) with its old cloud-init drive (vm_start_nolock regenerates none for a migration's start).
+    env = vm_env(lab, tmp_path)
+    _first, moved = up_for_an_hour(lab, tmp_path, env, 'lm-web', 43)
+    change = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': moved}), name='change')
+    assert change.rc == 0 and change.one(TASK, 'lm-web')['reboot_required'] == ['ipconfig0'], change.stdout
+
+    vm = vm_named(lab, 'lm-web')
+    api = lab_vms.client(lab)
+    upid = lab.call(lab.pve.migrate(vm.vmid, 'pve2', secs=10))
+    api.wait_task(upid, 60, 'migrating VM lm-web')  # raises unless the task ends OK
+    assert vm.node == 'pve2' and api.get('/nodes/pve2/qemu/%d/status/current' % vm.vmid)['uptime'] < 3600
+
+    after = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': moved}), name='after-migration')
+    assert after.rc == 0, after.stdout
+    assert after.one(TASK, 'lm-web')['reboot_required'] == ['ipconfig0'], 'the migrated guest still has its old address'
+    assert fleet_reason(lab, tmp_path, 'lm-web', moved) == 'awaiting restart: ipconfig0'
+
+    rebooted = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': dict(moved, apply_mode='reboot')}), name='reboot')
+    assert rebooted.rc == 0, rebooted.stdout
+    assert rebooted.one(TASK, 'lm-web')['changed'] and lab.guest(vm.vmid).address == lab.address(44)
+    again = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': moved}), name='again')
+    assert again.one(TASK, 'lm-web')['reboot_required'] == [] and fleet_reason(lab, tmp_path, 'lm-web', moved) == ''

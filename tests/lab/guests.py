@@ -154,6 +154,12 @@ class Guest:
         self.endpoint = endpoint
 
 
+def booted_at(vm):
+    """When the guest's running boot began: its QEMU process's start, or the start a live migration carried over to
+    a new process (pve/migration.py)."""
+    return getattr(vm, 'guest_booted_at', None) or vm.started_at
+
+
 def agent_enabled(config):
     """agent: 1 or enabled=1,... (fakepve's reading, which matches PVE's)."""
     return str(config.get('agent', '0')).split(',', maxsplit=1)[0].rsplit('=', maxsplit=1)[-1] in ('1', 'true', 'yes', 'on')
@@ -256,7 +262,7 @@ class GuestFleet:
                     await guest.power_off()
                     await guest.power_on(boot, self.ssh_port)
                 continue
-            if guest.boot is None or guest.boot.started_at != vm.started_at:
+            if guest.boot is None or guest.boot.started_at != booted_at(vm):
                 await guest.power_off()
                 boot = self._boot(vm)
                 vm.agent = agent_answers(boot) if agent_enabled(vm.config) else None
@@ -277,7 +283,7 @@ class GuestFleet:
         else:
             interface = ipaddress.ip_interface(ip)
             address, prefix = str(interface.ip), interface.network.prefixlen
-        return Boot(vm.started_at, values.get('ciuser') or DEFAULT_USER, _public_keys(values.get('sshkeys')), address, mac, prefix)
+        return Boot(booted_at(vm), values.get('ciuser') or DEFAULT_USER, _public_keys(values.get('sshkeys')), address, mac, prefix)
 
     def _container_boot(self, ct):
         """What a container is at start: root with its authorized keys, at net0's address."""

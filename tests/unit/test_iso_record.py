@@ -22,26 +22,32 @@ DIGEST_CHANGED = 'detected modified configuration - file changed by other user? 
 
 
 class NodeConfigStub:
-    """GET and PUT of /nodes/pve1/config, with a digest; `meddle` changes the notes before the next PUT lands."""
+    """GET and PUT of /nodes/pve1/config, with a digest (none while the file is empty, pve-manager PVE/NodeConfig.pm
+    load_config, and then none checked); `meddle` changes the notes before the next PUT lands."""
 
     def __init__(self, description=''):
         self.description = description
         self.version = 0
         self.puts = []
         self.meddle = []
+        self.anchored = False
 
     def get(self, path, context=None, **params):
         assert path == '/nodes/pve1/config'
-        return {'description': self.description, 'digest': 'digest-%d' % self.version} if self.description else {'digest': 'digest-%d' % self.version}
+        if not self.description and not self.anchored:
+            return {}
+        return dict({'startall-onboot-delay': 0} if self.anchored else {}, description=self.description, digest='digest-%d' % self.version)
 
     def put(self, path, context=None, idempotent=False, **params):
         self.puts.append(params)
         if self.meddle:
             self.description = self.meddle.pop(0)(self.description)
             self.version += 1
-        if params['digest'] != 'digest-%d' % self.version:
+        if params.get('digest') and (self.description or self.anchored) and params['digest'] != 'digest-%d' % self.version:
             raise PveApiError('%s failed (HTTP 500): %s' % (context, DIGEST_CHANGED), reason=DIGEST_CHANGED, status=500)
-        self.description = params.get('description', '')
+        self.anchored = self.anchored or 'startall-onboot-delay' in params
+        if 'startall-onboot-delay' not in params or 'delete' in params:
+            self.description = params.get('description', '')
         self.version += 1
 
 
@@ -87,11 +93,18 @@ def test_a_record_that_keeps_changing_gives_up_with_pves_message():
     assert len(stub.puts) == 5
 
 
-def test_the_last_entry_gone_deletes_notes_that_held_only_the_record():
+def test_the_last_entry_gone_deletes_notes_that_held_only_the_record_and_keeps_the_config_not_empty():
     stub = NodeConfigStub('[puls-files: local:iso/noble.iso=3f2a9c1b7d4e]\n')
     assert read_notes(stub, 'pve1').entries == {'local:iso/noble.iso': '3f2a9c1b7d4e'}
     update_record(stub, 'pve1', {'local:iso/noble.iso': None})
-    assert stub.puts == [{'digest': 'digest-0', 'delete': 'description'}]
+    assert stub.puts == [{'digest': 'digest-0', 'delete': 'description', 'startall-onboot-delay': 0}]
+    assert 'digest' in stub.get('/nodes/pve1/config')
+
+
+def test_a_record_on_an_empty_config_is_written_with_the_digest_of_a_read_after_the_config_got_one():
+    stub = NodeConfigStub()
+    assert update_record(stub, 'pve1', {'local:iso/noble.iso': '3f2a9c1b7d4e'})
+    assert stub.puts == [{'startall-onboot-delay': 0}, {'digest': 'digest-1', 'description': '[puls-files: local:iso/noble.iso=3f2a9c1b7d4e]'}]
 
 
 class TaskStub:

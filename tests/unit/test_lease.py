@@ -121,11 +121,13 @@ DIGEST_CHANGED = 'detected modified configuration - file changed by other user? 
 
 
 class ClusterStub:
-    """GET /nodes, GET /access/permissions, and GET and PUT of pve1's config with a digest (PVE::Tools::assert_if_modified);
-    `meddle` changes the notes before the next PUT lands, as another run's write would."""
+    """GET /nodes, GET /access/permissions, and GET and PUT of pve1's config as PVE keeps it: an empty file reads back
+    as {} without a digest (pve-manager PVE/NodeConfig.pm load_config), and a write's digest is checked only when both
+    are set (pve-common PVE/Tools.pm assert_if_modified); `meddle` changes the notes before the next PUT lands, as
+    another run's write would."""
 
     def __init__(self, description=''):
-        self.description, self.version, self.puts, self.meddle = description, 0, [], []
+        self.description, self.options, self.version, self.puts, self.meddle = description, {}, 0, [], []
 
     def get(self, path, context=None, **params):
         if path == '/nodes':
@@ -133,7 +135,9 @@ class ClusterStub:
         if path == '/access/permissions':
             return {'/': {'Sys.Audit': 1, 'Sys.Modify': 1}}
         assert path == '/nodes/pve1/config'
-        return {'description': self.description, 'digest': f'digest-{self.version}'}
+        if not self.description and not self.options:
+            return {}
+        return dict(self.options, description=self.description, digest=f'digest-{self.version}')
 
     def put(self, path, context=None, idempotent=False, **params):
         assert path == '/nodes/pve1/config'
@@ -141,9 +145,12 @@ class ClusterStub:
         if self.meddle:
             self.description = self.meddle.pop(0)(self.description)
             self.version += 1
-        if params['digest'] != f'digest-{self.version}':
+        stored = f'digest-{self.version}' if self.description or self.options else None
+        if params.get('digest') and stored and params['digest'] != stored:
             raise PveApiError(f'{context} failed (HTTP 500): {DIGEST_CHANGED}', reason=DIGEST_CHANGED, status=500)
-        self.description = params.get('description', '')
+        self.options.update((key, value) for key, value in params.items() if key not in ('description', 'delete', 'digest'))
+        if 'description' in params or params.get('delete') == 'description':
+            self.description = params.get('description', '')
         self.version += 1
 
 
@@ -171,6 +178,43 @@ def test_of_two_runs_racing_for_a_lease_the_one_whose_write_lands_second_reads_a
     assert not refused['acquired'] and not refused['changed'] and len(stub.puts) == 1
     assert refused['held_by'] == {'key': 'template/web-golden', 'run_id': OTHER, 'controller': 'laptop', 'expires': NOW + 900, 'expires_in': 900}
     assert _lease_plan.parse(stub.description) == {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}
+
+
+def test_of_two_runs_that_both_read_an_empty_config_the_one_whose_write_lands_second_does_not_take_the_lease():
+    # The empty config is read without a digest, and PVE would take a write with none: the run first gives the file
+    # one option (alone, replacing nothing), then reads again with a digest and finds the other run's lease.
+    stub = ClusterStub()
+    stub.meddle.append(lambda notes: _lease_plan.render(notes, {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}, 65536))
+    refused = reconcile(stub, lease_of())
+    assert stub.puts == [{'startall-onboot-delay': 0}]
+    assert not refused['acquired'] and refused['held_by']['run_id'] == OTHER
+    assert _lease_plan.parse(stub.description) == {'template/web-golden': holder(OTHER, NOW + 900, 'laptop')}
+
+
+def test_a_lease_on_an_empty_config_is_written_with_a_digest_and_its_release_leaves_the_config_not_empty():
+    stub = ClusterStub()
+    taken = reconcile(stub, lease_of())
+    assert taken['acquired'] and stub.puts == [
+        {'startall-onboot-delay': 0},
+        {'digest': 'digest-1', 'description': '[puls-leases: template/web-golden=run-a@awx-1:1764620900]'},
+    ]
+    released = reconcile(stub, lease_of('released'))
+    assert released['changed'] and stub.puts[-1] == {'digest': 'digest-2', 'delete': 'description'}
+    assert stub.get('/nodes/pve1/config') == {'startall-onboot-delay': 0, 'description': '', 'digest': 'digest-3'}
+
+
+def test_notes_alone_deleted_keep_the_config_not_empty():
+    # Leases a release before this one wrote into a config that held nothing else: the release sends the option along.
+    stub = ClusterStub(_lease_plan.render('', {'template/web-golden': holder(MINE, NOW + 900)}, 65536))
+    reconcile(stub, lease_of('released'))
+    assert stub.puts == [{'digest': 'digest-0', 'delete': 'description', 'startall-onboot-delay': 0}]
+    assert stub.get('/nodes/pve1/config')['digest'] == 'digest-1'
+
+
+def test_check_mode_on_an_empty_config_writes_nothing():
+    stub = ClusterStub()
+    planned = reconcile(stub, lease_of(), check_mode=True)
+    assert planned['acquired'] and planned['changed'] and stub.puts == []
 
 
 def test_check_mode_takes_nothing_and_says_whether_the_lease_would_be_taken():

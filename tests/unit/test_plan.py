@@ -302,8 +302,17 @@ def test_net0_change_keeps_the_vms_mac():
     assert plan.actions[0].params['set'] == {'net0': 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr2,firewall=1,tag=10'}
 
 
-def test_tags_differing_only_in_order_and_case_are_no_change():
-    assert not plan_vm(spec(tags=['Web']), observed(tags='web;puls-managed')).changed
+def test_tags_differing_only_in_order_are_no_change_and_in_case_are_one():
+    assert not plan_vm(spec(tags=['web', 'db']), observed(tags='db,puls-managed web')).changed
+    # The declared tags come spelled as the cluster stores them (_tag_style.as_stored): a capital letter left in them
+    # is kept by a case-sensitive tag-style, so it is a change there.
+    plan = plan_vm(spec(tags=['Web']), observed(tags='web;puls-managed'))
+    assert plan.actions[0].params['set'] == {'tags': 'Web;puls-managed'}
+
+
+def test_undeclared_tags_keep_their_spelling_when_the_owner_tag_is_added():
+    plan = plan_vm(spec(adopt=True, tags=None), observed(tags='Web;db'))
+    assert plan.actions[0].params['set'] == {'tags': 'Web;db;puls-managed'}
 
 
 def test_owner_tag_is_kept_when_the_declared_tags_change():

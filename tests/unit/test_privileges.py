@@ -22,6 +22,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._privileges import (
     need,
     notes_needs,
     require,
+    tag_needs,
     vm_needs,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import VmSpec
@@ -322,3 +323,50 @@ def test_a_plan_without_a_nic_change_does_not_read_the_vnet_list():
     client = SdnClient({'/vms/104': {'VM.Config.CPU': 1}}, [])
     require(client, vm_needs([Action('configure', {'set': {'cores': 2}, 'delete': []})], 104), 'plan')
     assert client.calls == ['/access/permissions']
+
+
+class TagSettingsClient(PermissionsClient):
+    """GET /access/permissions and GET /cluster/options (pve-manager API2/Cluster.pm get_options)."""
+
+    def __init__(self, permissions, options):
+        super().__init__(permissions)
+        self.options = options
+
+    def get(self, path, context=None, **params):
+        self.calls.append(path)
+        return self.options if path == '/cluster/options' else self.permissions
+
+
+def tag_plan(tags_now, declared):
+    return [Action('configure', {'set': {'tags': declared}, 'delete': []})], tags_now
+
+
+def test_each_tag_set_or_removed_is_a_need_of_sys_modify_on_root_and_a_create_checks_its_old_tags_too():
+    needs = tag_needs(*tag_plan('legacy;puls-managed', 'puls-managed;web'))
+    assert [(item.tag, item.purpose) for item in needs] == [('legacy', 'to remove the tag legacy'), ('web', 'to set the tag web')]
+    assert grants(needs) == [('Sys.Modify', '/')] * 2
+    created = tag_needs([Action('import', {'config': {'tags': 'puls-managed'}})], None)
+    assert [item.tag for item in created] == ['HASH(0x...)', 'puls-managed']
+    assert tag_needs([Action('configure', {'set': {'cores': 2}, 'delete': []})], 'web') == []
+
+
+def test_a_tag_need_is_asked_only_where_the_datacenters_tag_settings_make_pve_ask_it():
+    audit = {'/': {'Sys.Audit': 1}, '/vms': {'VM.Config.Options': 1}}
+    options = {'user-tag-access': {'user-allow': 'list', 'user-allow-list': ['web']}, 'registered-tags': ['prod'], 'allowed-tags': ['web']}
+    client = TagSettingsClient(audit, options)
+    require(client, tag_needs(*tag_plan('', 'web')), 'tagging')
+    with pytest.raises(PveApiError, match=r'Permission check failed \(/, Sys.Modify\) to set the tag db'):
+        require(client, tag_needs(*tag_plan('', 'db;web')), 'tagging')
+    with pytest.raises(PveApiError, match=r'Permission check failed \(/, Sys.Modify\) to set the tag prod'):
+        require(TagSettingsClient(audit, dict(options, **{'user-tag-access': {}})), tag_needs(*tag_plan('', 'prod;anything')), 'tagging')
+    # Free tags: only a registered one needs Sys.Modify; Sys.Modify on / itself needs no look at the settings.
+    require(TagSettingsClient(audit, {'allowed-tags': []}), tag_needs(*tag_plan('', 'anything')), 'tagging')
+    held = TagSettingsClient({'/': {'Sys.Modify': 1}}, options)
+    require(held, tag_needs(*tag_plan('', 'db')), 'tagging')
+    assert held.calls == ['/access/permissions']
+
+
+def test_without_sys_audit_the_tag_settings_are_not_seen_and_no_tag_need_is_asked():
+    client = TagSettingsClient({'/vms': {'VM.Config.Options': 1}}, {'allowed-tags': []})
+    require(client, tag_needs(*tag_plan('', 'db')), 'tagging')
+    assert client.calls == ['/access/permissions', '/cluster/options']

@@ -117,3 +117,40 @@ def test_a_key_the_guest_booted_without_is_recorded_as_absent():
     assert _restart.read_record(written).values == {'ipconfig1': '0'}
     assert _restart.awaiting(written, {'ipconfig1': NEW_IP}, 100, BOOT, True) == frozenset({'ipconfig1'})
     assert _restart.awaiting(written, {}, 100, BOOT, True) == frozenset()
+
+
+def task(kind, start, end=None, status='OK', vmid=105):
+    return {'type': kind, 'id': str(vmid), 'starttime': start, 'endtime': end if end is not None else start + 5, 'status': status}
+
+
+RECORDED = 1_764_590_000
+
+
+def test_a_start_or_a_reboot_after_the_record_is_a_restart():
+    assert _restart.restarted([task('qmstop', RECORDED + 100), task('qmstart', RECORDED + 110)], 105, RECORDED)
+    assert _restart.restarted([task('qmreboot', RECORDED + 100, RECORDED + 140), task('qmstart', RECORDED + 130)], 105, RECORDED)
+    # vzdump's stop mode starts the VM again with `qm start` too: a restart.
+    assert _restart.restarted([task('vzdump', RECORDED + 100, RECORDED + 900), task('qmstart', RECORDED + 800)], 105, RECORDED)
+
+
+def test_the_start_a_live_migration_makes_on_its_target_is_no_restart():
+    # QemuMigrate.pm phase2: `qm start --migratedfrom` runs inside the qmigrate task (on the source node).
+    migration = [task('qmigrate', RECORDED + 100, RECORDED + 160), task('qmstart', RECORDED + 120)]
+    assert not _restart.restarted(migration, 105, RECORDED)
+    # A restart after the migration is one; one before it stays one (the migration carries the new boot over).
+    assert _restart.restarted([*migration, task('qmstart', RECORDED + 300)], 105, RECORDED)
+    assert _restart.restarted([task('qmstart', RECORDED + 50), *migration], 105, RECORDED)
+
+
+def test_a_resume_after_hibernation_is_no_restart_and_the_start_after_it_is():
+    hibernation = [task('qmsuspend', RECORDED + 100), task('qmstart', RECORDED + 200)]
+    assert not _restart.restarted(hibernation, 105, RECORDED)
+    assert _restart.restarted([*hibernation, task('qmstop', RECORDED + 300), task('qmstart', RECORDED + 310)], 105, RECORDED)
+
+
+def test_failed_tasks_other_vms_tasks_and_those_before_the_record_count_for_nothing():
+    assert not _restart.restarted([task('qmstart', RECORDED + 100, status="start failed: QEMU exited with code 1")], 105, RECORDED)
+    assert _restart.restarted([task('qmstart', RECORDED + 100, status='WARNINGS: 1')], 105, RECORDED)
+    assert not _restart.restarted([task('qmstart', RECORDED + 100, vmid=106)], 105, RECORDED)
+    assert not _restart.restarted([task('qmstart', RECORDED - 2)], 105, RECORDED)
+    assert not _restart.restarted([], 105, RECORDED)

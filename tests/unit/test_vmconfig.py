@@ -137,8 +137,10 @@ def test_ssh_keys_given_as_one_text_are_split_into_keys():
     assert spec(ssh_keys=f'{ED25519}\n\n  {RSA}  \n').ssh_keys == (ED25519, RSA)
 
 
-def test_tags_are_lowercased_split_and_deduplicated():
-    assert spec(tags=['Web', 'db;web', 'x,y z']).tags == {'web', 'db', 'x', 'y', 'z'}
+def test_tags_are_split_and_deduplicated_keeping_their_spelling_and_the_owner_tag_is_lower_case():
+    # PVE lower-cases them only under the default tag-style (_tag_style.as_stored spells them for the cluster).
+    assert spec(tags=['Web', 'db;web', 'x,y z']).tags == {'Web', 'web', 'db', 'x', 'y', 'z'}
+    assert spec(owner_tag='Puls-Managed').owner_tag == 'puls-managed'
 
 
 def test_ip_without_prefix_gets_slash_24():
@@ -208,11 +210,11 @@ def test_sshkeys_are_percent_encoded_with_newlines_between_keys():
 
 
 def test_declared_tags_are_sorted_semicolon_joined_with_the_owner_tag():
-    assert desired_config(spec(tags=['web', 'Prod']), {'tags': 'old'})['tags'] == 'prod;puls-managed;web'
+    assert desired_config(spec(tags=['web', 'Prod']), {'tags': 'old'})['tags'] == 'Prod;puls-managed;web'
 
 
-def test_undeclared_tags_are_kept_and_the_owner_tag_added():
-    assert desired_config(spec(), {'tags': 'team-a;Legacy'})['tags'] == 'legacy;puls-managed;team-a'
+def test_undeclared_tags_are_kept_as_pve_spells_them_and_the_owner_tag_added():
+    assert desired_config(spec(), {'tags': 'team-a;Legacy'})['tags'] == 'Legacy;puls-managed;team-a'
 
 
 def test_custom_owner_tag_replaces_the_default():
@@ -257,7 +259,7 @@ def test_booleans_and_integers_are_written_as_pve_stores_them():
         ('onboot', 'yes', 1),
         ('protection', None, 0),
         ('tags', 'web;puls-managed', 'puls-managed;web'),
-        ('tags', 'Web,puls-managed web', 'puls-managed;web'),
+        ('tags', 'web,puls-managed web', 'puls-managed;web'),
         ('sshkeys', quote(f'{ED25519}\n{RSA}\n', safe=''), quote(f'{RSA}\n{ED25519}', safe='')),
         ('sshkeys', quote(f'  {ED25519}\n\n', safe=''), quote(ED25519, safe='')),
         ('ipconfig0', 'gw=127.0.0.1,ip=127.0.0.5/24', 'ip=127.0.0.5/24,gw=127.0.0.1'),
@@ -298,7 +300,7 @@ def test_cipassword_is_shown_masked_and_sshkeys_decoded():
     assert display_value('cipassword', 'hunter2') == MASK
     assert display_value('cipassword', None) is None
     assert display_value('sshkeys', quote(f'{ED25519}\n', safe='')) == [ED25519]
-    assert display_value('tags', 'web;Prod') == ['prod', 'web']
+    assert display_value('tags', 'web;Prod') == ['Prod', 'web']
 
 
 def test_sizes_in_any_pve_unit_compare_in_bytes():

@@ -11,6 +11,7 @@ from .ct_templates import CtTemplatesMixin
 from .disks import DisksMixin
 from .ha import HaMixin
 from .lifecycle import LifecycleMixin
+from .migration import MigrationMixin
 from .network import NetworkMixin
 from .node_config import NodeConfigMixin
 from .nodes import NodesMixin
@@ -18,6 +19,7 @@ from .placement import PlacementMixin
 from .privileges import PrivilegesMixin
 from .sdn import SdnMixin
 from .tasks import TasksMixin
+from .tags import TagsMixin
 from .transfer import TransferMixin
 
 __all__ = ['LabPve']
@@ -26,11 +28,13 @@ __all__ = ['LabPve']
 class LabPve(
     PrivilegesMixin,
     SdnMixin,
+    TagsMixin,
     HaMixin,
     ConfigMixin,
     CtTemplatesMixin,
     ContainersMixin,
     DisksMixin,
+    MigrationMixin,
     LifecycleMixin,
     PlacementMixin,
     TransferMixin,

@@ -10,6 +10,7 @@ from fakepve.routing import param_error, split_list
 from fakepve.server import ok, params
 
 from .cloudinit import is_cloudinit_key, is_recorded_key, record_change
+from .tags import unique_tags
 
 CONFIG = '/nodes/{node}/qemu/{vmid}/config'
 # Qemu.pm vm_config: the password never leaves the node.
@@ -40,20 +41,15 @@ def typed(key, value):
     return value if error else coerced
 
 
-def unique_tags(text):
-    """pve-guest-common GuestHelpers::get_unique_tags (default tag-style): split on , ; and space,
-    lower-case, de-duplicate, sort, join with ;."""
-    return ';'.join(sorted({tag.lower() for tag in split_list(text)}))
-
-
-def normalize(values):
+def normalize(values, tag_style=None):
     """Values as PVE writes them: notes without trailing white space (parse_vm_config's s/\\s+$//), tags through
-    get_unique_tags, and a net device with a MAC (PVE adds a new random one when the value has none)."""
+    get_unique_tags for the datacenter's tag_style (tags.py), and a net device with a MAC (PVE adds a new random one
+    when the value has none)."""
     out = dict(values)
     if out.get('description') is not None:
         out['description'] = str(out['description']).rstrip()
     if out.get('tags'):
-        out['tags'] = unique_tags(out['tags'])
+        out['tags'] = unique_tags(out['tags'], tag_style)
     for key in out:
         if re.fullmatch(r'net\d+', key):
             out[key] = with_mac(out[key])
@@ -86,10 +82,10 @@ class ConfigMixin:
         return ok(out)
 
     async def _qm_create(self, v, user):
-        return await super()._qm_create(normalize(v), user)
+        return await super()._qm_create(normalize(v, self.tag_style()), user)
 
     async def _apply_config(self, vm, user, p):
-        updates = normalize(p)
+        updates = normalize(p, self.tag_style())
         deletes = split_list(updates.pop('delete', None))
         self._check_deletes(vm, updates, deletes)
         running, before = vm.status == 'running', dict(vm.config)

@@ -125,6 +125,8 @@ class LifecycleMixin:
             note = await body()
             if vm.status == 'running':
                 self.generate_cloudinit(vm)
+                # A boot of the guest: no longer the one a live migration carried over (migration.py).
+                vm.guest_booted_at = None
             return note
 
         return boot
