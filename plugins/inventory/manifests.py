@@ -153,9 +153,9 @@ notes:
     C(spec.net[].gw) of a C(VirtualMachine) or C(Template) (proxmops applies them to containers only). A field that neither proxmops
     nor this plugin knows is an error, so a misspelt field never goes unnoticed.
   - >-
-    B(Errors.) Ansible reports an inventory source that fails to parse as a warning and goes on without its hosts. Set
-    C(ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED=true) (C([inventory] any_unparsed_is_failed) in C(ansible.cfg)) to
-    stop the run instead.
+    B(Errors.) Ansible reports an inventory source that fails to parse as a warning and goes on without its hosts. The
+    first play of C(puls.proxmox.site) parses the sources once more (P(puls.proxmox.inventory_problems#lookup)) and
+    fails the run with this plugin's error before anything is read or written.
 seealso:
   - name: proxmops
     description: The GitOps controller for Proxmox VE whose manifest format this plugin reads.
