@@ -142,9 +142,11 @@ notes:
     C(eth0) - C(bridge), C(tag) (C(vlan)), C(ip) (V(dhcp) or C(ADDRESS/PREFIX)) and C(gw) (C(gateway)); each further
     device C(spec.net[N]) is the entry C({slot: netN, bridge, vlan, ip, gateway}) of C(nets), from the same fields (a
     gateway there needs a static C(ip)). C(model) is reported with a warning and ignored. C(spec.template) is C(image) - a volume such as
-    V(local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst) as it is, or the name of the OS template that one C(Iso)
-    manifest (on the container's node, or on no node in particular) downloads - its file name, or the file name's part
-    before C(_VERSION), such as V(debian-12-standard). C(spec.vmid) is C(pve_vmid), and C(spec.state) is C(pve_power)
+    V(local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst) as it is; or an OS template's name, its file name or the
+    file name's part before C(_VERSION) (the package, such as V(debian-12-standard)): the volume of the one C(Iso)
+    manifest (on the container's node, or on no node in particular) that downloads it, else the name as it is, which the
+    role resolves at run time to the newest matching volume on the node's storages or downloads from the node's
+    appliance index (P(puls.proxmox.pve_os_template#module)). C(spec.vmid) is C(pve_vmid), and C(spec.state) is C(pve_power)
     or C(pve_state), as for a VM.
   - >-
     B(Container extensions.) C(sshKeys), C(password), C(unprivileged), C(features) and C(onboot) are the options of
@@ -204,6 +206,7 @@ import yaml
 from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
 
+from ansible_collections.puls.proxmox.plugins.module_utils._ostemplate import is_os_template_name
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import manifest_fields
 from ansible_collections.puls.proxmox.plugins.plugin_utils._declarations import SDN_LISTS, interface_identity, iso_identity, network_identity
 
@@ -522,7 +525,8 @@ class Fleet:
     def _resolve_template(self, template, node, spec):
         """The volume of the one Iso manifest of an OS template (content vztmpl) on the container's node or on none whose
         file is named ``template``, or is ``template`` followed by "_" and a version, as PVE's appliance files are
-        (debian-12-standard_12.7-1_amd64.tar.zst for debian-12-standard)."""
+        (debian-12-standard_12.7-1_amd64.tar.zst for debian-12-standard). A name no Iso manifest declares stays as it
+        is: the role resolves it at run time, on the node's storages or from its appliance index (pve_os_template)."""
         volumes = sorted(
             {
                 f"{entry['storage']}:vztmpl/{entry['filename']}"
@@ -536,8 +540,13 @@ class Fleet:
             return volumes[0]
         if volumes:
             raise spec.fail('template', f'names {template!r}, which is the OS template of several Iso manifests ({", ".join(volumes)}); give its volume')
-        problem = f"names {template!r}, which no Iso manifest of an OS template (.tar.*) declares on this container's node"
-        raise spec.fail('template', f'{problem}; declare it, or give its volume, e.g. local:vztmpl/{template}_VERSION_amd64.tar.zst')
+        if not is_os_template_name(template):
+            raise spec.fail(
+                'template',
+                f'must be a volume such as local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst, or an OS template as PVE names it, '
+                f'such as debian-12-standard, got {template!r}',
+            )
+        return template
 
     def _add_interface(self, document, metadata, name, spec):
         """A Network manifest: one interface of its node's pve_networks entry."""

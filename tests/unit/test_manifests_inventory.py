@@ -391,10 +391,10 @@ INVALID = {
         {'vms/a.yaml': vm('a') + '---\n- apiVersion: proxmops.dev/v1\n'},
         'proxmox/vms/a.yaml (document 2): a manifest must be a mapping, got a list',
     ),
-    'a container template no Iso manifest declares': (
-        {'lxc/ct.yaml': vm('ct', 'template: debian-12-standard', kind='Container')},
-        "proxmox/lxc/ct.yaml (document 1): spec.template names 'debian-12-standard', which no Iso manifest of an OS template "
-        "(.tar.*) declares on this container's node; declare it, or give its volume, e.g. local:vztmpl/debian-12-standard_VERSION_amd64.tar.zst",
+    'an OS template name that is none': (
+        {'lxc/ct.yaml': vm('ct', 'template: debian 12', kind='Container')},
+        "proxmox/lxc/ct.yaml (document 1): spec.template must be a volume such as local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst, "
+        "or an OS template as PVE names it, such as debian-12-standard, got 'debian 12'",
     ),
     'a container template several Iso manifests declare': (
         {
@@ -516,6 +516,13 @@ def test_the_iso_of_a_vm_from_scratch_is_the_volume_of_its_iso_manifest(plugin, 
     variables = InventoryManager(loader=DataLoader(), sources=[str(config_file)]).get_host('web-01').get_vars()
     assert variables['pve_cdrom'] == 'isos:iso/debian-12.iso'
     assert variables['pve_nets'] == [{'slot': 'net0', 'bridge': 'vmbr0', 'model': 'virtio'}]
+
+
+def test_an_os_template_name_no_iso_manifest_declares_is_left_for_the_role_to_resolve_at_run_time(plugin, tmp_path):
+    # proxmops' dns-01 as it is: its template is PVE's appliance name, on the node's storage or in its appliance index.
+    config_file = write_tree(tmp_path, {'lxc/dns-01.yaml': vm('dns-01', 'template: debian-12-standard\n', kind='Container', metadata='node: pve1\n')})
+    variables = InventoryManager(loader=DataLoader(), sources=[str(config_file)]).get_host('dns-01').get_vars()
+    assert variables['pve_container'] == {'node': 'pve1', 'image': 'debian-12-standard'}
 
 
 def test_a_container_is_pve_container_its_template_a_volume_or_its_iso_and_its_further_devices_nets(plugin, tmp_path):

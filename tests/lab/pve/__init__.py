@@ -5,6 +5,7 @@ The overrides replace private fakepve methods; tests/lab_tests/test_fakepve_cont
 
 from fakepve import FakePve
 
+from .aplinfo import AplinfoMixin
 from .config import ConfigMixin
 from .containers import ContainersMixin
 from .disks import DisksMixin
@@ -22,6 +23,7 @@ __all__ = ['LabPve']
 
 
 class LabPve(
+    AplinfoMixin,
     PrivilegesMixin,
     SdnMixin,
     HaMixin,
