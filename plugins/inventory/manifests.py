@@ -208,7 +208,7 @@ from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
 
 from ansible_collections.puls.proxmox.plugins.module_utils._ostemplate import is_os_template_name
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import manifest_fields
-from ansible_collections.puls.proxmox.plugins.plugin_utils._declarations import SDN_LISTS, interface_identity, iso_identity, network_identity
+from ansible_collections.puls.proxmox.plugins.plugin_utils._declarations import SDN_LISTS, interface_identity, iso_identity, iso_volume, network_identity
 
 API_VERSION = 'proxmops.dev/v1'
 VM_GROUP = 'pve_vms'
@@ -726,11 +726,7 @@ class Fleet:
 
     def _add_volume(self, entry, document, field):
         """Add a pve_isos entry once, however many manifests use it; returns its volume ID."""
-        filename = entry['filename']
-        # pve_iso saves an import .img (a qcow2 named .img, as Ubuntu's cloud images are) as .qcow2.
-        if entry['content'] == 'import' and filename.endswith('.img'):
-            filename = filename[: -len('.img')] + '.qcow2'
-        volume = f"{entry['storage']}:{entry['content']}/{filename}"
+        volume = iso_volume(entry)
         key = (entry.get('node'), volume)
         if key in self._volumes:
             known, known_document = self._volumes[key]

@@ -30,9 +30,18 @@ SDN_LISTS = {
 }
 
 
+def iso_volume(entry):
+    """The volume an entry of pve_isos keeps (pve_iso's defaults: storage local, content iso). pve_iso saves an import
+    .img (a qcow2 named .img, as Ubuntu's cloud images are) as .qcow2."""
+    content, filename = entry.get('content') or 'iso', str(entry.get('filename'))
+    if content == 'import' and filename.endswith('.img'):
+        filename = filename[: -len('.img')] + '.qcow2'
+    return f'{entry.get("storage") or "local"}:{content}/{filename}'
+
+
 def iso_identity(entry):
-    """An entry of pve_isos by the volume it keeps and where (pve_iso's defaults: storage local, content iso)."""
-    volume = f'{entry.get("storage") or "local"}:{entry.get("content") or "iso"}/{entry.get("filename")}'
+    """An entry of pve_isos by the volume it keeps and where."""
+    volume = iso_volume(entry)
     if entry.get('node'):
         return f'ISO {volume} on node {entry["node"]}'
     if entry.get('nodes'):
