@@ -22,7 +22,8 @@ description:
   - A machine may be an LXC container (O(machines[].type=lxc)), planned as M(puls.proxmox.pve_container) would plan
     it; its config, status and (while it runs) running config are read, as that module reads them.
   - It also returns every guest of the listing, as M(puls.proxmox.pve_guest_info) lists them.
-  - With O(volumes), it also finds where each of those volumes is (RV(volumes), RV(missing_volumes)): one content
+  - >-
+    With O(volumes), it also finds where each of those volumes is (RV(volumes), RV(missing_volumes)), with one content
     listing per online node, storage and content type. The C(puls.proxmox.reconcile) role asks it about the CD-ROM
     ISOs, OS templates and images to import that the declared machines name.
   - The C(puls.proxmox.reconcile) role runs it once per run, so that the machines already as declared need no
