@@ -19,9 +19,15 @@ description:
     C(---).
   - Kind C(VirtualMachine) becomes a host of the group C(pve_vms). Kind C(Template) becomes a host of the group
     C(pve_templates). Kind C(Container) becomes a host of the group C(pve_containers). Kind C(Iso) becomes an entry of
-    C(pve_isos), a variable of the group C(all). Kind C(Network) becomes an interface of the entry of its node in
-    C(pve_networks), a variable of the group C(all). The extension kinds C(SdnZone) and C(VNet) become the zones,
-    VNets and subnets of C(pve_sdn), a variable of the group C(all).
+    C(pve_manifest_isos), a variable of the group C(all). Kind C(Network) becomes an interface of the entry of its node
+    in C(pve_manifest_networks), a variable of the group C(all). The extension kinds C(SdnZone) and C(VNet) become the
+    zones, VNets and subnets of C(pve_manifest_sdn), a variable of the group C(all).
+  - >-
+    The role merges C(pve_manifest_isos), C(pve_manifest_networks) and C(pve_manifest_sdn) with C(pve_isos),
+    C(pve_networks) and C(pve_sdn) from C(group_vars) and C(host_vars) (P(puls.proxmox.merged_declarations#filter)),
+    so a C(group_vars/all.yml) that sets C(pve_isos) adds to the ISOs of the manifests rather than replacing them. Two
+    declarations of one object that disagree are an error naming both places. C(pve_manifest_origins) records the
+    manifest file and document of each object, for that message.
   - >-
     Every manifest is read and checked before the first host is added, so an invalid manifest never leaves a partial
     inventory. The error starts with the file and the document, counted from 1, and names the field. For example, a
@@ -83,7 +89,7 @@ notes:
     B(Image.) C(spec.fromTemplate) is C(pve_image), the template's name or VMID. Its mapping form C({name, linked})
     also sets C(pve_linked_clone). C(spec.image.source) is C(pve_image) as it is, for a storage volume such as
     V(local:import/noble.qcow2). An C(http) or C(https) URL of a C(.qcow2), C(.raw), C(.vmdk) or C(.img) cloud image
-    becomes an entry of C(pve_isos) with C(content=import). It is downloaded to C(spec.image.importStorage), or else
+    becomes an entry of C(pve_manifest_isos) with C(content=import). It is downloaded to C(spec.image.importStorage), or else
     O(import_storage), on C(metadata.node). C(pve_image) is then that volume, V(STORAGE:import/FILE). A C(.img) file is
     saved as C(.qcow2), as P(puls.proxmox.pve_iso#module) does. C(spec.image) and C(spec.fromTemplate) are mutually
     exclusive.
@@ -95,13 +101,13 @@ notes:
     C(searchDomain) (also spelled C(searchdomain)) is C(pve_searchdomain). C(spec.userData) and C(spec.cloudInit) are
     mutually exclusive.
   - >-
-    B(Iso.) Kind C(Iso) becomes an entry C({filename, storage, node, url, checksum, content}) of C(pve_isos).
+    B(Iso.) Kind C(Iso) becomes an entry C({filename, storage, node, url, checksum, content}) of C(pve_manifest_isos).
     C(filename) is the last path segment of C(spec.source). C(checksum) is V(ALGO:VALUE) from C(spec.checksum).
     C(content) is V(import) for C(.qcow2), C(.raw) and C(.vmdk) files, V(vztmpl) for C(.tar.*) files, and V(iso) for
     the rest. C(node) and C(checksum) are left out when the manifest has none.
   - >-
     B(Network.) Kind C(Network) is a network interface of a node, an entry of C(interfaces) of the node's entry
-    C({node, interfaces}) of C(pve_networks) (P(puls.proxmox.pve_node_network#module)'s options). C(metadata.node) is
+    C({node, interfaces}) of C(pve_manifest_networks) (P(puls.proxmox.pve_node_network#module)'s options). C(metadata.node) is
     the node and is required. C(metadata.name) is the interface's C(name), such as V(vmbr1). C(spec.type) (V(bridge),
     V(bond) or V(vlan)) is C(type) and is required. C(spec.ports) (a list of names) is C(ports). C(spec.vlanAware) is
     C(vlan_aware) and C(spec.cidr) C(cidr). The extensions C(spec.gateway), C(spec.mtu) and C(spec.comments) are
@@ -112,7 +118,7 @@ notes:
     manifest declares any more are deleted; only the nodes that some C(Network) manifest names are pruned.
   - >-
     B(SDN.) proxmops has no SDN manifests; these two extension kinds (which proxmops refuses, so keep them out of the
-    path it watches) make C(pve_sdn), the options of P(puls.proxmox.pve_sdn#module). Neither takes C(metadata.node).
+    path it watches) make C(pve_manifest_sdn), the options of P(puls.proxmox.pve_sdn#module). Neither takes C(metadata.node).
     Kind C(SdnZone) is an entry of C(zones): C(metadata.name) is its C(name), C(spec.type) (V(simple), V(vlan) or
     V(vxlan), required) its C(type), and C(spec.bridge), C(spec.peers), C(spec.vxlanPort), C(spec.mtu),
     C(spec.nodes), C(spec.dhcp) and C(spec.ipam) are C(bridge), C(peers), C(vxlan_port), C(mtu), C(nodes), C(dhcp) and
@@ -136,9 +142,11 @@ notes:
     C(eth0) - C(bridge), C(tag) (C(vlan)), C(ip) (V(dhcp) or C(ADDRESS/PREFIX)) and C(gw) (C(gateway)); each further
     device C(spec.net[N]) is the entry C({slot: netN, bridge, vlan, ip, gateway}) of C(nets), from the same fields (a
     gateway there needs a static C(ip)). C(model) is reported with a warning and ignored. C(spec.template) is C(image) - a volume such as
-    V(local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst) as it is, or the name of the OS template that one C(Iso)
-    manifest (on the container's node, or on no node in particular) downloads - its file name, or the file name's part
-    before C(_VERSION), such as V(debian-12-standard). C(spec.vmid) is C(pve_vmid), and C(spec.state) is C(pve_power)
+    V(local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst) as it is; or an OS template's name, its file name or the
+    file name's part before C(_VERSION) (the package, such as V(debian-12-standard)): the volume of the one C(Iso)
+    manifest (on the container's node, or on no node in particular) that downloads it, else the name as it is, which the
+    role resolves at run time to the newest matching volume on the node's storages or downloads from the node's
+    appliance index (P(puls.proxmox.pve_os_template#module)). C(spec.vmid) is C(pve_vmid), and C(spec.state) is C(pve_power)
     or C(pve_state), as for a VM.
   - >-
     B(Container extensions.) C(sshKeys), C(password), C(unprivileged), C(features) and C(onboot) are the options of
@@ -153,9 +161,9 @@ notes:
     C(spec.net[].gw) of a C(VirtualMachine) or C(Template) (proxmops applies them to containers only). A field that neither proxmops
     nor this plugin knows is an error, so a misspelt field never goes unnoticed.
   - >-
-    B(Errors.) Ansible reports an inventory source that fails to parse as a warning and goes on without its hosts. Set
-    C(ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED=true) (C([inventory] any_unparsed_is_failed) in C(ansible.cfg)) to
-    stop the run instead.
+    B(Errors.) Ansible reports an inventory source that fails to parse as a warning and goes on without its hosts. The
+    first play of C(puls.proxmox.site) parses the sources once more (P(puls.proxmox.inventory_problems#lookup)) and
+    fails the run with this plugin's error before anything is read or written.
 seealso:
   - name: proxmops
     description: The GitOps controller for Proxmox VE whose manifest format this plugin reads.
@@ -198,7 +206,9 @@ import yaml
 from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
 
+from ansible_collections.puls.proxmox.plugins.module_utils._ostemplate import is_os_template_name
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import manifest_fields
+from ansible_collections.puls.proxmox.plugins.plugin_utils._declarations import SDN_LISTS, interface_identity, iso_identity, iso_volume, network_identity
 
 API_VERSION = 'proxmops.dev/v1'
 VM_GROUP = 'pve_vms'
@@ -434,6 +444,8 @@ class Fleet:
         self.networks = {}
         # pve_sdn: {zones, vnets, subnets}, when some SdnZone or VNet manifest declares anything
         self.sdn = {}
+        # kind (isos, networks, sdn) -> identity of an object (plugin_utils/_declarations.py) -> its document
+        self.origins = {'isos': {}, 'networks': {}, 'sdn': {}}
         self.warnings = []
         # name -> the document declaring it; machines (hosts) and ISOs are named apart.
         self._machine_declarations = {}
@@ -513,7 +525,8 @@ class Fleet:
     def _resolve_template(self, template, node, spec):
         """The volume of the one Iso manifest of an OS template (content vztmpl) on the container's node or on none whose
         file is named ``template``, or is ``template`` followed by "_" and a version, as PVE's appliance files are
-        (debian-12-standard_12.7-1_amd64.tar.zst for debian-12-standard)."""
+        (debian-12-standard_12.7-1_amd64.tar.zst for debian-12-standard). A name no Iso manifest declares stays as it
+        is: the role resolves it at run time, on the node's storages or from its appliance index (pve_os_template)."""
         volumes = sorted(
             {
                 f"{entry['storage']}:vztmpl/{entry['filename']}"
@@ -527,8 +540,13 @@ class Fleet:
             return volumes[0]
         if volumes:
             raise spec.fail('template', f'names {template!r}, which is the OS template of several Iso manifests ({", ".join(volumes)}); give its volume')
-        problem = f"names {template!r}, which no Iso manifest of an OS template (.tar.*) declares on this container's node"
-        raise spec.fail('template', f'{problem}; declare it, or give its volume, e.g. local:vztmpl/{template}_VERSION_amd64.tar.zst')
+        if not is_os_template_name(template):
+            raise spec.fail(
+                'template',
+                f'must be a volume such as local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst, or an OS template as PVE names it, '
+                f'such as debian-12-standard, got {template!r}',
+            )
+        return template
 
     def _add_interface(self, document, metadata, name, spec):
         """A Network manifest: one interface of its node's pve_networks entry."""
@@ -547,6 +565,8 @@ class Fleet:
         _set(interface, 'comments', spec.text('comments'))
         entry = self.networks.setdefault(node, {'node': node, 'interfaces': []})
         entry['interfaces'].append(interface)
+        self.origins['networks'][interface_identity(node, interface)] = str(document)
+        self.origins['networks'].setdefault(network_identity(entry), str(document))
         # The module takes them per node: one manifest's true is the whole entry's.
         for field, option in NETWORK_ENTRY_FIELDS.items():
             if spec.boolean(field):
@@ -563,15 +583,18 @@ class Fleet:
         self._claim(self._sdn_declarations, f'{kind} {name}', document)
         if not self.sdn:
             self.sdn.update(zones=[], vnets=[], subnets=[])
-        sdn = self.sdn
+        added = {}
         absent = spec.choice('state', STATES[kind]) == 'absent'
         if kind == SDN_ZONE:
-            sdn['zones'].append({'name': name, 'state': 'absent'} if absent else _sdn_zone(spec, name))
+            added['zones'] = [{'name': name, 'state': 'absent'} if absent else _sdn_zone(spec, name)]
         elif absent:
-            sdn['vnets'].append({'name': name, 'state': 'absent'})
+            added['vnets'] = [{'name': name, 'state': 'absent'}]
         else:
-            sdn['vnets'].append(_vnet(spec, name))
-            sdn['subnets'].extend(_subnet(subnet, name) for subnet in spec.sections('subnets', SUBNET_FIELDS))
+            added['vnets'] = [_vnet(spec, name)]
+            added['subnets'] = [_subnet(subnet, name) for subnet in spec.sections('subnets', SUBNET_FIELDS)]
+        for key, entries in added.items():
+            self.sdn[key].extend(entries)
+            self.origins['sdn'].update((SDN_LISTS[key](entry), str(document)) for entry in entries)
 
     def _ignore(self, fields, document):
         self.warnings.extend(f'{document}: {field} is not reconciled by puls.proxmox; ignored' for field in fields)
@@ -703,11 +726,7 @@ class Fleet:
 
     def _add_volume(self, entry, document, field):
         """Add a pve_isos entry once, however many manifests use it; returns its volume ID."""
-        filename = entry['filename']
-        # pve_iso saves an import .img (a qcow2 named .img, as Ubuntu's cloud images are) as .qcow2.
-        if entry['content'] == 'import' and filename.endswith('.img'):
-            filename = filename[: -len('.img')] + '.qcow2'
-        volume = f"{entry['storage']}:{entry['content']}/{filename}"
+        volume = iso_volume(entry)
         key = (entry.get('node'), volume)
         if key in self._volumes:
             known, known_document = self._volumes[key]
@@ -716,6 +735,7 @@ class Fleet:
             return volume
         self._volumes[key] = (entry, document)
         self.isos.append(entry)
+        self.origins['isos'][iso_identity(entry)] = str(document)
         return volume
 
 
@@ -911,12 +931,16 @@ class InventoryModule(BaseInventoryPlugin, Constructable):
         for variable, option in (('pve_owner_tag', 'owner_tag'), ('pve_prune', 'prune')):
             if self.get_option(option) is not None:
                 self.inventory.set_variable('all', variable, self.get_option(option))
+        # Variables of their own, never pve_isos, pve_networks and pve_sdn, which group_vars may set too: the role
+        # merges the two (filter merged_declarations), where one variable of all would replace the other.
         if fleet.isos:
-            self.inventory.set_variable('all', 'pve_isos', fleet.isos)
+            self.inventory.set_variable('all', 'pve_manifest_isos', fleet.isos)
         if fleet.networks:
-            self.inventory.set_variable('all', 'pve_networks', list(fleet.networks.values()))
+            self.inventory.set_variable('all', 'pve_manifest_networks', list(fleet.networks.values()))
         if fleet.sdn:
-            self.inventory.set_variable('all', 'pve_sdn', fleet.sdn)
+            self.inventory.set_variable('all', 'pve_manifest_sdn', fleet.sdn)
+        if fleet.isos or fleet.networks or fleet.sdn:
+            self.inventory.set_variable('all', 'pve_manifest_origins', {kind: origins for kind, origins in fleet.origins.items() if origins})
         strict = self.get_option('strict')
         for name, (group, variables) in fleet.machines.items():
             self.inventory.add_host(name, group=group)

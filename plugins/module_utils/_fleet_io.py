@@ -49,6 +49,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEF
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import Declared, Outcome, Vm, observe, reach_address, seed_volume_for
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC as VM_ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import find_vm, plan_vm
+from ansible_collections.puls.proxmox.plugins.module_utils._volumes import list_volumes
 
 # pve_fleet_info's options (documented in the module); its action plugin validates with them too.
 ARGUMENT_SPEC = {
@@ -75,6 +76,7 @@ ARGUMENT_SPEC = {
         },
     },
     'owner_tag': {'type': 'str', 'default': DEFAULT_OWNER_TAG},
+    'volumes': {'type': 'list', 'elements': 'str', 'default': []},
 }
 
 # Each guest type's module options: the validator and the options whose values never show.
@@ -209,12 +211,39 @@ def _pending(machine: Mapping, plan, noun: str, observed) -> MachineCheck | None
     return None
 
 
-def fleet_result(checks: Mapping[str, MachineCheck], resources: list[Mapping], owner_tag: str) -> dict:
-    """The module's result: every machine's check, the hosts as declared, and the guests of the listing (as
-    pve_guest_info lists them), which the reconcile role's checks use."""
+def find_volumes(client, volumes: list[str]) -> dict[str, list[str]]:
+    """Each volume STORAGE:CONTENT/FILE (an ISO, an OS template, an image to import) -> the online nodes whose storage
+    lists it; one content listing per node, storage and content type. A storage a node lacks, or cannot list, holds
+    none of them there."""
+    wanted = {volume: volume.split(':', 1) for volume in dict.fromkeys(volumes) if ':' in volume and '/' in volume.split(':', 1)[1]}
+    found: dict[str, list[str]] = {volume: [] for volume in volumes}
+    if not wanted:
+        return found
+    nodes = sorted(item['node'] for item in client.get('/nodes', context='listing the nodes of the cluster') or () if item.get('status') == 'online')
+    listed: dict[tuple[str, str, str], set] = {}
+    for volume, (storage, name) in wanted.items():
+        content = name.split('/', 1)[0]
+        for node in nodes:
+            key = (node, storage, content)
+            if key not in listed:
+                try:
+                    listed[key] = set(list_volumes(client, node, storage, content))
+                except PveApiError:
+                    listed[key] = set()
+            if volume in listed[key]:
+                found[volume].append(node)
+    return found
+
+
+def fleet_result(checks: Mapping[str, MachineCheck], resources: list[Mapping], owner_tag: str, volumes: Mapping[str, list[str]] | None = None) -> dict:
+    """The module's result: every machine's check, the hosts as declared, the guests of the listing (as
+    pve_guest_info lists them), which the reconcile role's checks use, and where each volume asked about is."""
+    volumes = dict(volumes or {})
     return {
         'changed': False,
         'machines': {host: asdict(check) for host, check in checks.items()},
         'as_declared': [host for host, check in checks.items() if check.as_declared],
         'guests': [describe(entry, owner_tag) for entry in sorted(resources, key=lambda item: int(item['vmid']))],
+        'volumes': volumes,
+        'missing_volumes': [volume for volume, nodes in volumes.items() if not nodes],
     }

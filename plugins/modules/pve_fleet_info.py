@@ -22,6 +22,10 @@ description:
   - A machine may be an LXC container (O(machines[].type=lxc)), planned as M(puls.proxmox.pve_container) would plan
     it; its config, status and (while it runs) running config are read, as that module reads them.
   - It also returns every guest of the listing, as M(puls.proxmox.pve_guest_info) lists them.
+  - >-
+    With O(volumes), it also finds where each of those volumes is (RV(volumes), RV(missing_volumes)), with one content
+    listing per online node, storage and content type. The C(puls.proxmox.reconcile) role asks it about the CD-ROM
+    ISOs, OS templates and images to import that the declared machines name.
   - The C(puls.proxmox.reconcile) role runs it once per run, so that the machines already as declared need no
     further task.
   - The provision files are hashed on the controller, where they are, as M(puls.proxmox.pve_notes_hash) does, and their
@@ -42,6 +46,13 @@ attributes:
   action:
     support: full
 options:
+  volumes:
+    description:
+      - Volumes C(STORAGE:CONTENT/FILE) (V(local:iso/debian-12.iso), V(local:vztmpl/FILE), V(local:import/FILE)) to find on
+        the cluster's online nodes.
+    type: list
+    elements: str
+    default: []
   machines:
     description:
       - The declared machines.
@@ -181,6 +192,17 @@ guests:
     owned:
       description: Whether the guest carries O(owner_tag).
       type: bool
+volumes:
+  description: Each volume of O(volumes), with the online nodes whose storage lists it (none when it is nowhere).
+  returned: always
+  type: dict
+  sample: {local:iso/debian-12.iso: [pve1]}
+missing_volumes:
+  description: The volumes of O(volumes) that no online node's storage lists.
+  returned: always
+  type: list
+  elements: str
+  sample: [local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst]
 machines:
   description: Each machine's outcome, by host.
   returned: always
@@ -214,7 +236,7 @@ machines:
       type: dict
 '''
 
-from ansible_collections.puls.proxmox.plugins.module_utils._fleet_io import ARGUMENT_SPEC, check_fleet, fleet_result, prepare
+from ansible_collections.puls.proxmox.plugins.module_utils._fleet_io import ARGUMENT_SPEC, check_fleet, find_volumes, fleet_result, prepare
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
 
 
@@ -226,7 +248,7 @@ def main():
 
     def run():
         checks, resources = check_fleet(module.client, machines)
-        return fleet_result({**refused, **checks}, resources, module.params['owner_tag'])
+        return fleet_result({**refused, **checks}, resources, module.params['owner_tag'], find_volumes(module.client, module.params['volumes']))
 
     module.run(run)
 

@@ -1,15 +1,15 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""proxmops' own example manifests, read by the inventory plugin puls.proxmox.manifests and reconciled by
-puls.proxmox.site on an empty lab: the check run plans them and writes nothing, the real run converges them, and the
-second run changes nothing (no write, no apply of the node's network, no SSH connection).
+"""proxmops' own example manifests, as proxmops ships them but for the lab's addresses, read by the inventory plugin
+puls.proxmox.manifests beside a group_vars file and reconciled by puls.proxmox.site on an empty lab: the check run plans
+them and writes nothing, the real run converges them (the container's debian-12-standard downloaded from the node's
+appliance index), and the second run changes nothing (no write, no apply of the node's network, no SSH connection).
 
 Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integration/test_proxmops_examples.py -p no:xdist
 """
 
 from __future__ import annotations
 
-import lab_vms
 import pytest
 from lab.images import CONTAINER_TEMPLATE, iso
 from lab.pve.network import PHYSICAL_NICS, parse
@@ -23,7 +23,8 @@ SITE = '- import_playbook: puls.proxmox.site\n'
 # only where the lab must differ, each change said beside it: the node pve-node1 is the lab's pve1; proxmops' /24 of
 # the examples is the lab's loopback block, where the node (its .1 there, vmbr0's address and the container's gateway)
 # is at NODE_ADDRESS and the container's .53 at lab.address(43), its .53 too; the ISO comes from the lab's file server,
-# with its real sha256. No address of proxmops' examples is kept, not even in a comment.
+# with its real sha256 (proxmops' is a placeholder). No address of proxmops' examples is kept, not even in a comment.
+# What proxmops has no place for is in group_vars/all.yml beside the plugin's configuration (GROUP_VARS).
 VMBR0 = """\
 apiVersion: proxmops.dev/v1
 kind: Network
@@ -35,12 +36,17 @@ spec:
   ports: [eno1]
   vlanAware: true
   cidr: {node_address}/24           # proxmops: the .1 of its /24, the node's own address
-  # Added, the two opt-ins the collection asks before it takes over the installer's vmbr0 and changes the bridge that
-  # carries the node's address (pve_node_network's adopt and allow_management_change; docs/manifests.md#networks).
-  # Without them the run is refused before any change. The declared address stays the node's own, as in proxmops'
-  # example: the honest run makes vmbr0 VLAN-aware and marks it the collection's, and cuts nothing off.
-  adopt: true
-  allowManagementChange: true
+"""
+# The two opt-ins the collection asks before it takes over the installer's vmbr0 and changes the bridge that carries
+# the node's address (pve_node_network's adopt and allow_management_change; docs/manifests.md#networks), given for the
+# node in group_vars and merged with the node's entry from vmbr0.yaml. Without them the run is refused before any
+# change. The declared address stays the node's own, as in proxmops' example: the run makes vmbr0 VLAN-aware and marks
+# it the collection's, and cuts nothing off.
+GROUP_VARS = """\
+pve_networks:
+  - node: pve1
+    adopt: true
+    allow_management_change: true
 """
 WEB_01 = """\
 apiVersion: proxmops.dev/v1
@@ -80,10 +86,7 @@ spec:
     - bridge: vmbr0
       ip: {dns_address}/24          # proxmops: the .53 of its /24
       gw: {node_address}            # proxmops: the .1, the node's address
-  # proxmops: debian-12-standard. No manifest of the four downloads an OS template (proxmops does not create
-  # containers), so the name matches no Iso manifest; the test puts the lab's Debian 12 template on pve1 first, as
-  # `pveam download` would, and the manifest names that volume.
-  template: local:vztmpl/{container_template}
+  template: debian-12-standard
   state: running
 """
 DEBIAN_12 = """\
@@ -119,7 +122,7 @@ def test_the_proxmops_example_manifests_are_planned_converged_and_then_left_alon
     manifests = {
         'networks/vmbr0.yaml': VMBR0.format(node_address=node_address),
         'vms/web-01.yaml': WEB_01,
-        'lxc/dns-01.yaml': DNS_01.format(dns_address=lab.address(43), node_address=node_address, container_template=CONTAINER_TEMPLATE),
+        'lxc/dns-01.yaml': DNS_01.format(dns_address=lab.address(43), node_address=node_address),
         'isos/debian-12.yaml': DEBIAN_12.format(url=url, sha256=sums['sha256']),
     }
     for path, text in manifests.items():
@@ -128,15 +131,19 @@ def test_the_proxmops_example_manifests_are_planned_converged_and_then_left_alon
     # The plugin's configuration as docs/manifests.md has it: guests tagged by proxmops are the collection's too.
     config = tmp_path / 'cluster.proxmops.yml'
     config.write_text('plugin: puls.proxmox.manifests\npath: proxmox\nowner_tag: managed-by-proxmops\n')
+    (tmp_path / 'group_vars').mkdir()
+    (tmp_path / 'group_vars' / 'all.yml').write_text(GROUP_VARS)
     (tmp_path / 'inventory.yml').write_text('all: {}\n')
-    lab_vms.client(lab).run_task(
-        'POST', '/nodes/pve1/storage/local/download-url', url=lab.served.url(CONTAINER_TEMPLATE), content='vztmpl', filename=CONTAINER_TEMPLATE
-    )
-    writes = len(lab.writes())
 
     planned = site(lab, tmp_path, config, 'plan', check=True)
-    assert len(lab.writes()) == writes
-    assert planned.plans == {'pve1/vmbr0': ['update'], 'debian-12.iso': ['create'], 'web-01': ['create'], 'dns-01': ['create']}
+    assert lab.writes() == []
+    assert planned.plans == {
+        'pve1/vmbr0': ['update'],
+        'debian-12.iso': ['create'],
+        CONTAINER_TEMPLATE: ['create'],
+        'web-01': ['create'],
+        'dns-01': ['create'],
+    }
 
     applied = site(lab, tmp_path, config, 'apply')
     assert applied.plans == planned.plans
@@ -154,10 +161,13 @@ def test_the_proxmops_example_manifests_are_planned_converged_and_then_left_alon
     assert (ct['hostname'], str(ct['cores']), str(ct['memory'])) == ('dns-01', '1', '512')
     assert f'ip={lab.address(43)}/24' in ct['net0'] and f'gw={node_address}' in ct['net0'] and 'bridge=vmbr0' in ct['net0']
     assert lab.volume_bytes('local:iso/debian-12.iso') == lab.served.fetch(url)
+    assert lab.volume_bytes(f'local:vztmpl/{CONTAINER_TEMPLATE}') == lab.served.fetch(lab.served.url(CONTAINER_TEMPLATE))
+    assert [r.path for r in lab.writes() if r.path.endswith('/aplinfo')] == ['/api2/json/nodes/pve1/aplinfo']
 
     # Nothing changed: no write at all (so no apply of the node's network), and no SSH connection to a guest.
     writes, connections = len(lab.writes()), lab.ssh_connections()
     again = site(lab, tmp_path, config, 'again')
     assert not again.changed, again.stdout
-    assert again.plans == dict.fromkeys(planned.plans, ['ok'])
+    # The container exists, so its OS template is not looked at again.
+    assert again.plans == dict.fromkeys(set(planned.plans) - {CONTAINER_TEMPLATE}, ['ok'])
     assert (len(lab.writes()), lab.ssh_connections()) == (writes, connections)

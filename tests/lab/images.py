@@ -15,6 +15,13 @@ CLUSTER_BITS = 16
 CLUSTER = 1 << CLUSTER_BITS
 # The Debian 12 container template of PVE's appliance index (pveam available), as `make lab` serves it.
 CONTAINER_TEMPLATE = 'debian-12-standard_12.7-1_amd64.tar.zst'
+UBUNTU_CONTAINER_TEMPLATE = 'ubuntu-24.04-standard_24.04-2_amd64.tar.zst'
+# The OS templates of the lab's appliance index (pve/aplinfo.py): file name -> (package, version, OS, headline), as
+# pve-manager's aplinfo/aplinfo.dat records them.
+OS_TEMPLATES = {
+    CONTAINER_TEMPLATE: ('debian-12-standard', '12.7-1', 'debian-12', 'Debian 12 Bookworm (standard)'),
+    UBUNTU_CONTAINER_TEMPLATE: ('ubuntu-24.04-standard', '24.04-2', 'ubuntu-24.04', 'Ubuntu 24.04 Noble (standard)'),
+}
 
 
 def qcow2(virtual_size):
@@ -76,6 +83,16 @@ def debian_template():
 
 
 @functools.cache
+def ubuntu_template():
+    return container_template(
+        {
+            'etc/os-release': b'PRETTY_NAME="Ubuntu 24.04 LTS"\nID=ubuntu\nVERSION_ID="24.04"\n',
+            'etc/hostname': b'localhost\n',
+        }
+    )
+
+
+@functools.cache
 def seed_files():
     """The files every lab serves from the start: {name: bytes}. Built once per process."""
     tools = iso('LABTOOLS', {'readme.txt': b'puls.proxmox lab: a small real ISO image.\n'})
@@ -86,4 +103,5 @@ def seed_files():
         'lab-tools.iso': tools,
         'lab-tools.iso.gz': gzip.compress(tools, mtime=0),
         CONTAINER_TEMPLATE: debian_template(),
+        UBUNTU_CONTAINER_TEMPLATE: ubuntu_template(),
     }

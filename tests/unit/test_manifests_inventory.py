@@ -29,6 +29,7 @@ from ansible.plugins.loader import init_plugin_loader, inventory_loader
 from ansible.utils.collection_loader import AnsibleCollectionConfig
 
 from ansible_collections.puls.proxmox.plugins.inventory.manifests import read_fleet
+from ansible_collections.puls.proxmox.plugins.plugin_utils._declarations import merged_declarations
 
 REPO = Path(__file__).resolve().parents[2]
 COLLECTIONS = REPO / '.build' / 'collections'
@@ -138,9 +139,10 @@ def test_every_mapped_field_becomes_its_variable(fixture_listing):
     cluster = {
         'pve_owner_tag': 'managed-by-proxmops',
         'pve_prune': True,
-        'pve_isos': hostvars['app-01']['pve_isos'],
+        'pve_manifest_isos': hostvars['app-01']['pve_manifest_isos'],
+        'pve_manifest_origins': hostvars['app-01']['pve_manifest_origins'],
         # proxmox/networks/vmbr1.yaml
-        'pve_networks': [{'node': 'pve-node1', 'interfaces': [{'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.1.0.1/24'}]}],
+        'pve_manifest_networks': [{'node': 'pve-node1', 'interfaces': [{'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.1.0.1/24'}]}],
     }
     assert hostvars == {
         'debian-12-tpl': dict(
@@ -251,7 +253,7 @@ def test_kinds_become_groups_and_foreign_hidden_or_unrelated_yaml_is_ignored(fix
 
 
 def test_isos_and_cloud_image_urls_become_pve_isos_entries_downloaded_once(fixture_listing):
-    isos = fixture_listing[0]['_meta']['hostvars']['app-01']['pve_isos']
+    isos = fixture_listing[0]['_meta']['hostvars']['app-01']['pve_manifest_isos']
     assert isos == [
         {
             'filename': 'debian-12.7.0-amd64-netinst.iso',
@@ -389,10 +391,10 @@ INVALID = {
         {'vms/a.yaml': vm('a') + '---\n- apiVersion: proxmops.dev/v1\n'},
         'proxmox/vms/a.yaml (document 2): a manifest must be a mapping, got a list',
     ),
-    'a container template no Iso manifest declares': (
-        {'lxc/ct.yaml': vm('ct', 'template: debian-12-standard', kind='Container')},
-        "proxmox/lxc/ct.yaml (document 1): spec.template names 'debian-12-standard', which no Iso manifest of an OS template "
-        "(.tar.*) declares on this container's node; declare it, or give its volume, e.g. local:vztmpl/debian-12-standard_VERSION_amd64.tar.zst",
+    'an OS template name that is none': (
+        {'lxc/ct.yaml': vm('ct', 'template: debian 12', kind='Container')},
+        "proxmox/lxc/ct.yaml (document 1): spec.template must be a volume such as local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst, "
+        "or an OS template as PVE names it, such as debian-12-standard, got 'debian 12'",
     ),
     'a container template several Iso manifests declare': (
         {
@@ -516,6 +518,13 @@ def test_the_iso_of_a_vm_from_scratch_is_the_volume_of_its_iso_manifest(plugin, 
     assert variables['pve_nets'] == [{'slot': 'net0', 'bridge': 'vmbr0', 'model': 'virtio'}]
 
 
+def test_an_os_template_name_no_iso_manifest_declares_is_left_for_the_role_to_resolve_at_run_time(plugin, tmp_path):
+    # proxmops' dns-01 as it is: its template is PVE's appliance name, on the node's storage or in its appliance index.
+    config_file = write_tree(tmp_path, {'lxc/dns-01.yaml': vm('dns-01', 'template: debian-12-standard\n', kind='Container', metadata='node: pve1\n')})
+    variables = InventoryManager(loader=DataLoader(), sources=[str(config_file)]).get_host('dns-01').get_vars()
+    assert variables['pve_container'] == {'node': 'pve1', 'image': 'debian-12-standard'}
+
+
 def test_a_container_is_pve_container_its_template_a_volume_or_its_iso_and_its_further_devices_nets(plugin, tmp_path):
     # proxmops' examples/proxmox/lxc/dns-01.yaml (its addresses on the loopback network), with extensions.
     dns = vm(
@@ -576,7 +585,7 @@ def test_network_manifests_become_the_interfaces_of_their_nodes_entries_in_pve_n
     vmbr2 = vm('vmbr2', 'type: bridge\n', kind='Network', metadata='node: pve1\n')
     config_file = write_tree(tmp_path, {'networks/pve1.yaml': vmbr1 + '---\n' + vmbr2, 'networks/pve2.yaml': bond0})
     variables = InventoryManager(loader=DataLoader(), sources=[str(config_file)]).groups['all'].get_vars()
-    assert variables['pve_networks'] == [
+    assert variables['pve_manifest_networks'] == [
         {
             'node': 'pve1',
             'interfaces': [
@@ -654,7 +663,7 @@ def test_sdn_zone_and_vnet_manifests_become_the_zones_vnets_and_subnets_of_pve_s
     gone = vm('gone', 'state: absent\n', kind='VNet')
     config_file = write_tree(tmp_path, {'sdn/zones.yaml': zones, 'sdn/labnet.yaml': labnet, 'sdn/web.yaml': web, 'sdn/gone.yaml': gone})
     variables = InventoryManager(loader=DataLoader(), sources=[str(config_file)]).groups['all'].get_vars()
-    assert variables['pve_sdn'] == {
+    assert variables['pve_manifest_sdn'] == {
         'zones': [
             {'name': 'lab', 'type': 'simple', 'nodes': ['pve1', 'pve2'], 'dhcp': 'dnsmasq'},
             {'name': 'lan', 'type': 'vlan', 'bridge': 'vmbr1', 'mtu': 1500},
@@ -682,9 +691,9 @@ def test_sdn_zone_and_vnet_manifests_become_the_zones_vnets_and_subnets_of_pve_s
     ]
 
 
-def test_without_sdn_manifests_pve_sdn_is_left_to_the_group_variables(plugin, tmp_path):
+def test_without_sdn_manifests_pve_manifest_sdn_is_not_set(plugin, tmp_path):
     config_file = write_tree(tmp_path, {'vms/a.yaml': vm('a')})
-    assert 'pve_sdn' not in InventoryManager(loader=DataLoader(), sources=[str(config_file)]).groups['all'].get_vars()
+    assert 'pve_manifest_sdn' not in InventoryManager(loader=DataLoader(), sources=[str(config_file)]).groups['all'].get_vars()
 
 
 @pytest.mark.parametrize(
@@ -737,10 +746,22 @@ def example_listings():
     return (ansible_inventory_list(EXAMPLES / 'manifests' / 'fleet.proxmops.yml')[0], ansible_inventory_list(EXAMPLES / 'inventory')[0])
 
 
+def as_the_role_merges_them(hostvars):
+    """A host's variables with the plugin's pve_manifest_isos, _networks and _sdn merged into pve_isos, pve_networks
+    and pve_sdn, as the role's pre-flight merges them (filter merged_declarations)."""
+    merged = {key: value for key, value in hostvars.items() if not key.startswith('pve_manifest_')}
+    for kind, empty in (('isos', []), ('networks', []), ('sdn', {})):
+        if f'pve_manifest_{kind}' in hostvars:
+            merged[f'pve_{kind}'] = merged_declarations(
+                hostvars.get(f'pve_{kind}', empty), hostvars[f'pve_manifest_{kind}'], kind, hostvars['pve_manifest_origins']
+            )
+    return merged
+
+
 def test_example_manifests_and_example_inventory_declare_the_same_fleet(example_listings):
     from_manifests, from_inventory = example_listings
     assert group_members(from_manifests) == group_members(from_inventory)
-    assert from_manifests['_meta']['hostvars'] == from_inventory['_meta']['hostvars']
+    assert {host: as_the_role_merges_them(hostvars) for host, hostvars in from_manifests['_meta']['hostvars'].items()} == from_inventory['_meta']['hostvars']
 
 
 def test_the_example_fleet_is_the_demo_fleet(example_listings):
@@ -753,7 +774,7 @@ def test_the_example_fleet_is_the_demo_fleet(example_listings):
     assert (hostvars['web1']['pve_ip'], 'pve_ip' in hostvars['web2']) == ('127.77.0.21/24', False)
     assert hostvars['web3']['pve_user_data'].startswith('#cloud-config\n')
     assert hostvars['web4']['pve_replace'] == 'web-old'
-    assert [iso['url'] for iso in hostvars['web1']['pve_isos']] == [
+    assert [iso['url'] for iso in hostvars['web1']['pve_manifest_isos']] == [
         'http://127.77.0.3/lab-tools.iso',
         'http://127.77.0.3/debian-12-standard_12.7-1_amd64.tar.zst',
     ]
@@ -762,13 +783,13 @@ def test_the_example_fleet_is_the_demo_fleet(example_listings):
     assert hostvars['dns1']['pve_container']['image'] == 'local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst'
     assert (hostvars['dns1']['pve_ssh_user'], hostvars['dns1']['pve_provision']) == ('root', ['base.yml'])
     # An SDN VNet in a simple zone, with a subnet.
-    assert hostvars['web1']['pve_sdn'] == {
+    assert hostvars['web1']['pve_manifest_sdn'] == {
         'zones': [{'name': 'demo', 'type': 'simple'}],
         'vnets': [{'name': 'labnet', 'zone': 'demo', 'alias': 'Lab guests'}],
         'subnets': [{'vnet': 'labnet', 'cidr': '127.77.2.0/24', 'gateway': '127.77.2.1'}],
     }
     # A VLAN-aware bridge on pve1's spare NIC.
-    assert hostvars['web1']['pve_networks'] == [
+    assert hostvars['web1']['pve_manifest_networks'] == [
         {
             'node': 'pve1',
             'interfaces': [{'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2'], 'vlan_aware': True, 'cidr': '127.77.1.1/24', 'comments': 'Guest traffic'}],

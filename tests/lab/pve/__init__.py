@@ -5,6 +5,7 @@ The overrides replace private fakepve methods; tests/lab_tests/test_fakepve_cont
 
 from fakepve import FakePve
 
+from .aplinfo import AplinfoMixin
 from .config import ConfigMixin
 from .containers import ContainersMixin
 from .ct_templates import CtTemplatesMixin
@@ -18,14 +19,15 @@ from .nodes import NodesMixin
 from .placement import PlacementMixin
 from .privileges import PrivilegesMixin
 from .sdn import SdnMixin
-from .tasks import TasksMixin
 from .tags import TagsMixin
+from .tasks import TasksMixin
 from .transfer import TransferMixin
 
 __all__ = ['LabPve']
 
 
 class LabPve(
+    AplinfoMixin,
     PrivilegesMixin,
     SdnMixin,
     TagsMixin,

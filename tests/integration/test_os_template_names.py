@@ -1,0 +1,82 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A container's OS template named as PVE's appliance index names it (debian-12-standard, ubuntu-24.04-standard, or
+the file name), through puls.proxmox.site against the lab: resolved at run time to the newest matching vztmpl volume
+on the node's storages, else downloaded from the node's appliance index (POST /nodes/{node}/aplinfo) onto the first
+storage with content vztmpl, the check run planning the download; a name found nowhere stops the run before any change.
+
+Run inside a network namespace: hacking/netns-run .venv/bin/python -m pytest tests/integration/test_os_template_names.py -p no:xdist
+"""
+
+from __future__ import annotations
+
+import lab_vms
+from lab.images import CONTAINER_TEMPLATE, UBUNTU_CONTAINER_TEMPLATE
+
+from playbooks import run_playbook
+
+SITE = '- import_playbook: puls.proxmox.site\n'
+
+
+def inventory(lab, image):
+    container = {'image': image, 'node': 'pve1', 'storage': 'local-lvm', 'ip': f'{lab.address(53)}/24', 'gateway': lab.gateway}
+    return {'all': {'children': {'pve_containers': {'hosts': {'dns-01': {'pve_container': container, 'pve_power': 'stopped'}}}}}}
+
+
+def site(lab, tmp_path, image, name, check=False):
+    return run_playbook(tmp_path, SITE, lab.env, inventory=inventory(lab, image), check=check, name=name)
+
+
+def ostemplate(lab):
+    """The OS template the container was created from (its create's ostemplate)."""
+    (create,) = [r for r in lab.writes() if r.method == 'POST' and r.path.endswith('/nodes/pve1/lxc')]
+    return dict(part.split('=', 1) for part in create.body.split('&'))['ostemplate'].replace('%3A', ':').replace('%2F', '/')
+
+
+def aplinfo_downloads(lab):
+    return [r for r in lab.writes() if r.path.endswith('/nodes/pve1/aplinfo')]
+
+
+def test_a_name_found_on_no_storage_is_downloaded_from_the_appliance_index_and_planned_in_check_mode(lab, tmp_path):
+    planned = site(lab, tmp_path, 'ubuntu-24.04-standard', 'plan', check=True)
+    assert planned.rc == 0, planned.stdout + planned.stderr
+    assert lab.writes() == []
+    assert planned.plans == {UBUNTU_CONTAINER_TEMPLATE: ['create'], 'dns-01': ['create']}
+
+    applied = site(lab, tmp_path, 'ubuntu-24.04-standard', 'apply')
+    assert applied.rc == 0, applied.stdout + applied.stderr
+    assert applied.plans == planned.plans
+    (download,) = aplinfo_downloads(lab)
+    assert f'template={UBUNTU_CONTAINER_TEMPLATE}' in download.body and 'storage=local' in download.body
+    assert ostemplate(lab) == f'local:vztmpl/{UBUNTU_CONTAINER_TEMPLATE}'
+    assert lab.volume_bytes(f'local:vztmpl/{UBUNTU_CONTAINER_TEMPLATE}') == lab.served.fetch(lab.served.url(UBUNTU_CONTAINER_TEMPLATE))
+
+    writes = len(lab.writes())
+    again = site(lab, tmp_path, 'ubuntu-24.04-standard', 'again')
+    assert again.rc == 0 and not again.changed, again.stdout
+    # The container exists: its image is not looked at again.
+    assert again.plans == {'dns-01': ['ok']} and len(lab.writes()) == writes
+
+
+def test_the_newest_matching_volume_on_the_nodes_storages_is_taken_by_package_or_file_name(lab, tmp_path):
+    api = lab_vms.client(lab)
+    url = lab.served.url(CONTAINER_TEMPLATE)
+    # 12.10-1 is newer than 12.9-1, as numbers (as text it sorts first).
+    for filename in ('debian-12-standard_12.9-1_amd64.tar.zst', 'debian-12-standard_12.10-1_amd64.tar.zst'):
+        api.run_task('POST', '/nodes/pve1/storage/local/download-url', url=url, content='vztmpl', filename=filename)
+    writes = len(lab.writes())
+    planned = site(lab, tmp_path, 'debian-12-standard', 'plan', check=True)
+    assert planned.rc == 0, planned.stdout + planned.stderr
+    assert planned.plans == {'debian-12-standard_12.10-1_amd64.tar.zst': ['ok'], 'dns-01': ['create']}
+    applied = site(lab, tmp_path, 'debian-12-standard', 'apply')
+    assert applied.rc == 0, applied.stdout + applied.stderr
+    assert ostemplate(lab) == 'local:vztmpl/debian-12-standard_12.10-1_amd64.tar.zst'
+    assert aplinfo_downloads(lab) == [] and len(lab.writes()) > writes
+
+
+def test_a_name_on_no_storage_and_in_no_index_stops_the_run_before_any_change(lab, tmp_path):
+    for name, check in (('plan', True), ('apply', False)):
+        run = site(lab, tmp_path, 'debian-99-standard', name, check=check)
+        assert run.rc != 0, run.stdout
+        assert "'debian-99-standard' is no OS template on the storages of node pve1 nor in its appliance index" in run.stdout, run.stdout
+    assert lab.writes() == []
