@@ -22,6 +22,10 @@ BENCH_ARGS ?=
 CHAOS_ARGS ?=
 # ROUNDS: how often make soak repeats the race of two runs started together (tests/integration/test_concurrent_runs.py).
 ROUNDS ?= 10
+# VERSIONS: the ansible-core releases of tests/matrix/versions that make matrix proves (all of them by default: "2.16 2.21").
+VERSIONS ?=
+# The oldest and newest of them: make test's matrix stage.
+MATRIX_ENDS := $(shell awk '!/^\#/ && NF == 2 { print $$1 }' tests/matrix/versions | sed -n '1p;$$p')
 # SEEDS: the seeds of tests/integration/fleetgen.py's fleets for make plan-fuzz (make plan-fuzz SEEDS="33 34 35").
 SEEDS ?= $(shell seq 33 52)
 
@@ -29,12 +33,13 @@ export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/$(COLLECTIONS)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export NO_COLOR := 1
 
-.PHONY: help setup system-deps-test system-deps-demo test generate sanity lint unit integration lab demo bench bench-docs chaos plan-fuzz soak clean
+.PHONY: help setup system-deps-test system-deps-demo test generate sanity lint unit integration matrix matrix-ends lab demo bench bench-docs chaos plan-fuzz soak clean
 
 help:
 	@echo "make test   set up .venv and run every test stage (sanity, lint, unit, integration)"
 	@echo "make generate  rewrite the files made from the VM options' declarations (plugins/module_utils/_vm_registry.py)"
 	@echo "make demo   set up, start the local Proxmox lab and show the collection against it"
+	@echo "make matrix VERSIONS=\"2.16 2.21\"  sanity, unit tests and the demo's four runs on each ansible-core of tests/matrix/versions"
 	@echo "make lab    run the local Proxmox lab in the foreground and print its PROXMOX_* settings"
 	@echo "make bench  benchmark a zero-drift reconcile, growth and parallel create against community.proxmox"
 	@echo "make bench-docs  rewrite the tables of docs/performance.md from the last make bench"
@@ -94,6 +99,15 @@ unit: setup system-deps-test
 integration: setup system-deps-test $(PEER_VENV)
 	@echo "== stage: integration tests (lab, private network namespace)"
 	@$(NETNS) $(PYTEST) tests/lab_tests tests/integration -q -n 2 --maxschedchunk 1 --durations=40
+
+# Each release in its own venv (.build/matrix/VERSION, kept for the next run): hacking/matrix.
+matrix: setup system-deps-demo
+	@echo "== stage: matrix ($(or $(VERSIONS),every release of tests/matrix/versions))"
+	@VERSIONS="$(VERSIONS)" hacking/matrix
+
+# The oldest and the newest release (not yet a stage of make test: the matrix is not green on 2.16 yet).
+matrix-ends:
+	@$(MAKE) --no-print-directory matrix VERSIONS="$(MATRIX_ENDS)"
 
 lab: setup
 	@PYTHONPATH=tests $(BIN)/python -m lab --state-dir .lab

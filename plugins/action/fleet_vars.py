@@ -19,6 +19,7 @@ from ansible.errors import AnsibleError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.puls.proxmox.plugins.plugin_utils._ansible_core import require
 from ansible_collections.puls.proxmox.plugins.plugin_utils._role_options import fleet_machine, is_container
 
 ARGUMENT_SPEC = {
@@ -34,6 +35,7 @@ class ActionModule(ActionBase):
     _supports_check_mode = True
 
     def run(self, tmp=None, task_vars=None):
+        require()
         result = super().run(tmp, task_vars)
         _validation, params = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         validator = ArgumentSpecValidator(self._role_options(task_vars, params['entry_point']))

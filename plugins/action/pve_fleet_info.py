@@ -17,6 +17,7 @@ from ansible.utils.display import Display
 from ansible_collections.puls.proxmox.plugins.module_utils._closure import ProvisionFileError
 from ansible_collections.puls.proxmox.plugins.module_utils._fleet_io import ARGUMENT_SPEC, MachineCheck
 from ansible_collections.puls.proxmox.plugins.module_utils._module import CONNECTION_ARGSPEC
+from ansible_collections.puls.proxmox.plugins.plugin_utils._ansible_core import require
 from ansible_collections.puls.proxmox.plugins.plugin_utils._in_worker import execute_module
 from ansible_collections.puls.proxmox.plugins.plugin_utils._provision_files import hash_provision_files
 
@@ -27,6 +28,7 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
 
     def run(self, tmp=None, task_vars=None):
+        require()
         result = super().run(tmp, task_vars)
         _validation, params = self.validate_argument_spec(argument_spec=dict(CONNECTION_ARGSPEC, **ARGUMENT_SPEC))
         computed, unhashable, machines = {}, {}, []

@@ -16,6 +16,7 @@ from ansible.utils.display import Display
 from ansible_collections.puls.proxmox.plugins.module_utils._closure import ProvisionFileError
 from ansible_collections.puls.proxmox.plugins.module_utils._module import CONNECTION_ARGSPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._notes_io import ARGUMENT_SPEC, REQUIRED_ONE_OF, NotesError, check_files
+from ansible_collections.puls.proxmox.plugins.plugin_utils._ansible_core import require
 from ansible_collections.puls.proxmox.plugins.plugin_utils._in_worker import execute_module
 from ansible_collections.puls.proxmox.plugins.plugin_utils._provision_files import hash_provision_files
 
@@ -26,6 +27,7 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
 
     def run(self, tmp=None, task_vars=None):
+        require()
         result = super().run(tmp, task_vars)
         # Fails the task, before anything else, on a wrong option: the same checks the module makes.
         _validation, params = self.validate_argument_spec(argument_spec=dict(CONNECTION_ARGSPEC, **ARGUMENT_SPEC), required_one_of=REQUIRED_ONE_OF)

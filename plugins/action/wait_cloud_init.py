@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.puls.proxmox.plugins.plugin_utils._ansible_core import require
 from ansible_collections.puls.proxmox.plugins.plugin_utils._progress_action import wait_showing
 
 
@@ -16,6 +17,7 @@ class ActionModule(ActionBase):
     _supports_check_mode = True
 
     def run(self, tmp=None, task_vars=None):
+        require()
         result = super().run(tmp, task_vars)
         _validation, params = self.validate_argument_spec(argument_spec={'timeout': {'type': 'int', 'default': 900}})
         # `timeout` bounds the wait on the host itself, so a wait that outlives it ends there too (exit status 124).

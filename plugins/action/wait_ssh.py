@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.puls.proxmox.plugins.plugin_utils._ansible_core import require
 from ansible_collections.puls.proxmox.plugins.plugin_utils._in_worker import execute_module
 from ansible_collections.puls.proxmox.plugins.plugin_utils._progress_action import wait_showing
 
@@ -22,6 +23,7 @@ class ActionModule(ActionBase):
     _supports_check_mode = True
 
     def run(self, tmp=None, task_vars=None):
+        require()
         result = super().run(tmp, task_vars)
         _validation, params = self.validate_argument_spec(argument_spec=ARGUMENTS)
         wait_args = {name: value for name, value in params.items() if value is not None}

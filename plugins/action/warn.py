@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.puls.proxmox.plugins.plugin_utils._ansible_core import require
+
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
@@ -13,6 +15,7 @@ class ActionModule(ActionBase):
     _supports_check_mode = True
 
     def run(self, tmp=None, task_vars=None):
+        require()
         result = super().run(tmp, task_vars)
         _validation, params = self.validate_argument_spec(argument_spec={'msg': {'type': 'str', 'required': True}})
         result.update(changed=False, msg=params['msg'], warnings=[params['msg']])

@@ -16,9 +16,11 @@ environment, and its result parsed by ActionBase._parse_returned_data. The worke
 and host and ends with it, so what the module changes in the process (its environment, Ansible's module globals)
 goes with it; between the items of a loop they are restored.
 
-Only where the module would run in the controller's own Python: a local connection without become or async, and
-ansible_python_interpreter (or the interpreter setting) naming this Python. Anywhere else, and with the variable
-pve_direct_execution false, the module runs as usual.
+Only on the ansible-core releases where this is proven (plugin_utils/_ansible_core.py IN_WORKER: the internals it
+uses are those of 2.19 and later), and only where the module would run in the controller's own Python: a local
+connection without become or async, and ansible_python_interpreter (or the interpreter setting) naming this Python.
+Anywhere else, and with the variable pve_direct_execution false, the module runs as usual; the internals are
+imported only here, so an older ansible-core never meets them.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ import traceback
 from ansible import constants as C
 from ansible.module_utils import basic
 from ansible.module_utils.common import warnings as module_warnings
-from ansible.module_utils.common.json import Direction, get_module_encoder
 from ansible.module_utils.parsing.convert_bool import boolean
-from ansible.vars.clean import remove_internal_keys
+
+from ansible_collections.puls.proxmox.plugins.plugin_utils._ansible_core import runs_in_worker
 
 # The serialization profile of a module that declares no metadata, as the collection's modules (ansible-core's
 # executor/module_common.py, _DEFAULT_LEGACY_METADATA).
@@ -44,6 +46,8 @@ PROFILE = 'legacy'
 
 def wanted(action, task_vars) -> bool:
     """Whether the task's module runs in this worker: see the module docstring."""
+    if not runs_in_worker():
+        return False
     if not boolean(action._templar.template(task_vars.get('pve_direct_execution', True)), strict=False):
         return False
     if getattr(action._connection, 'transport', None) != 'local' or action._task.async_val or action._play_context.become:
@@ -70,6 +74,9 @@ def execute_module(action, task_vars, module_name=None, module_args=None, enviro
 def run(action, task_vars, module_name, module_args, environment=None) -> dict:
     """The result of module_name (a collection module, by its full name) run here with module_args, as
     ActionBase._execute_module returns it; environment: variables the module's process would get besides the task's."""
+    # Only on the releases of _ansible_core.IN_WORKER (2.19 and later), which have them.
+    from ansible.module_utils.common.json import Direction, get_module_encoder
+
     args = dict(module_args)
     action._update_module_args(module_name, args, task_vars)
     payload = json.dumps({'ANSIBLE_MODULE_ARGS': args}, cls=get_module_encoder(PROFILE, Direction.CONTROLLER_TO_MODULE))
@@ -84,9 +91,20 @@ def run(action, task_vars, module_name, module_args, environment=None) -> dict:
             return {'failed': True, 'msg': f'{module_name} failed: {exc}', 'exception': traceback.format_exc()}
     if 'output' not in recorded:
         return {'failed': True, 'msg': f'{module_name} ended without a result'}
-    data = action._parse_returned_data({'stdout': recorded['output'], 'stderr': '', 'rc': 0}, PROFILE)
-    remove_internal_keys(data)
-    return data
+    return _without_internal_keys(action._parse_returned_data({'stdout': recorded['output'], 'stderr': '', 'rc': 0}, PROFILE))
+
+
+def _without_internal_keys(parsed) -> dict:
+    """The task result of ActionBase._parse_returned_data's as ActionBase._execute_module returns it: on 2.19 and
+    2.20 a dict, cleaned with ansible.vars.clean.remove_internal_keys; on 2.21 a UnifiedTaskResult, which cleans itself
+    and becomes the dict (ansible-core lib/ansible/plugins/action/__init__.py, ActionBase._execute_module)."""
+    if isinstance(parsed, dict):
+        from ansible.vars.clean import remove_internal_keys
+
+        remove_internal_keys(parsed)
+        return parsed
+    parsed.remove_internal_keys()
+    return parsed.as_result_dict(for_round_trip=True)
 
 
 def _python_name(module_name):
@@ -107,6 +125,8 @@ def _as_list(environment):
 def _module_globals(payload, recorded):
     """AnsibleModule reading payload as its arguments and recording its result JSON in recorded['output']; Ansible's
     module globals (its arguments, warnings and deprecations) as they were, after."""
+    from ansible.module_utils.common.json import Direction, get_module_encoder
+
     saved = (basic._ANSIBLE_ARGS, basic._ANSIBLE_PROFILE, dict(module_warnings._global_warnings), dict(module_warnings._global_deprecations))
     encoder = get_module_encoder(PROFILE, Direction.MODULE_TO_CONTROLLER)
 

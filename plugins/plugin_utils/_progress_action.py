@@ -33,6 +33,7 @@ from ansible.utils.display import Display
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.puls.proxmox.plugins.module_utils._progress import ENV
+from ansible_collections.puls.proxmox.plugins.plugin_utils._ansible_core import require
 from ansible_collections.puls.proxmox.plugins.plugin_utils._in_worker import execute_module
 from ansible_collections.puls.proxmox.plugins.plugin_utils._progress import DEFAULT_INTERVAL, DEFAULT_STALL, ProgressWatch
 
@@ -70,6 +71,7 @@ class ProgressAction(ActionBase):
     _supports_async = True
 
     def run(self, tmp=None, task_vars=None):
+        require()
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
         wrap_async = self._task.async_val and not self._connection.has_native_async

@@ -1,4 +1,10 @@
-"""The lab's certificate authority: one CA per test session, one server certificate per lab address."""
+"""The lab's certificate authority: one CA per test session, one server certificate per lab address.
+
+Both carry the key identifiers of RFC 5280 4.2.1.1 and 4.2.1.2, as PVE's own CA and node certificates do (pve-cluster
+src/PVE/Cluster/Setup.pm gen_pveca_cert and gen_pve_ssl_cert make them with `openssl req -x509` and `openssl x509 -req`,
+which add both identifiers by default since OpenSSL 3.0). Python 3.13's ssl verifies with VERIFY_X509_STRICT, which
+refuses a chain without them ("Missing Authority Key Identifier").
+"""
 
 import datetime
 import ipaddress
@@ -62,6 +68,7 @@ class LabCa:
                 ),
                 critical=True,
             )
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
             .sign(key, hashes.SHA256())
         )
         os.makedirs(directory, exist_ok=True)
@@ -80,6 +87,8 @@ class LabCa:
             .add_extension(names, critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()), critical=False)
             .sign(self._key, hashes.SHA256())
         )
         certfile = os.path.join(str(directory), 'pve.crt')

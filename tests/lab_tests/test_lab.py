@@ -5,6 +5,7 @@ import os
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -78,6 +79,16 @@ def test_env_holds_the_collections_settings_for_this_lab(lab):
         headers={'Authorization': f'PVEAPIToken={lab.token_id}={lab.token_secret}'},
     )
     assert response.status_code == 200
+
+
+def test_the_labs_certificates_pass_strict_verification(lab):
+    # Python 3.13's default context verifies with VERIFY_X509_STRICT, which needs the key identifiers that PVE's
+    # certificates carry (pve-cluster src/PVE/Cluster/Setup.pm gen_pveca_cert, gen_pve_ssl_cert): asked for here on
+    # any Python, as 3.13 asks by default.
+    context = ssl.create_default_context(cafile=lab.cafile)
+    context.verify_flags |= ssl.VERIFY_X509_STRICT
+    with socket.create_connection((lab.block.api, 8006), timeout=10) as raw, context.wrap_socket(raw, server_hostname=lab.block.api) as tls:
+        assert tls.version() is not None
 
 
 def test_every_lab_address_is_loopback_in_the_labs_block(lab):

@@ -271,7 +271,8 @@ def test_isos_and_cloud_image_urls_become_pve_isos_entries_downloaded_once(fixtu
 
 
 def test_unreconciled_fields_are_warnings_not_errors(fixture_listing):
-    warnings = [line for line in fixture_listing[1].splitlines() if line.startswith('[WARNING]')]
+    # Before 2.19 ansible-core wraps a warning at 80 columns: its lines are joined again here.
+    warnings = ['[WARNING]: ' + ' '.join(part.split()) for part in fixture_listing[1].split('[WARNING]: ')[1:]]
     assert warnings == [
         '[WARNING]: proxmox/vms/more-apps.yaml (document 1): spec.net[0].ip is not reconciled by puls.proxmox; ignored',
     ]
@@ -472,7 +473,8 @@ def test_constructed_options_and_import_storage_apply_to_manifest_hosts(plugin, 
     inventory = InventoryManager(loader=DataLoader(), sources=[str(config_file)])
     web = inventory.get_host('web').get_vars()
     assert web['pve_image'] == 'cloud-images:import/noble-server-cloudimg-amd64.qcow2'
-    assert inventory.get_host('db').get_vars()['memory_gib'] == 4
+    # An int since 2.19 (native Jinja types); before, Ansible's compose renders it as the string '4'.
+    assert int(inventory.get_host('db').get_vars()['memory_gib']) == 4
     assert {name: sorted(host.name for host in group.get_hosts()) for name, group in inventory.groups.items()} == {
         'all': ['db', 'web'],
         'ungrouped': [],

@@ -4,13 +4,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
 import yaml
-from ansible.module_utils import _internal
+from ansible.module_utils import basic
 from ansible.module_utils.common import warnings
-from ansible.module_utils.testing import patch_module_args
+
+try:  # ansible-core 2.19 and later
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # before: the arguments as ansible-core's own unit tests set them (test/units/modules/utils.py)
+
+    @contextlib.contextmanager
+    def patch_module_args(args):
+        saved = basic._ANSIBLE_ARGS
+        basic._ANSIBLE_ARGS = json.dumps({'ANSIBLE_MODULE_ARGS': {'_ansible_remote_tmp': '/tmp', '_ansible_keep_remote_files': False, **args}}).encode()
+        try:
+            yield
+        finally:
+            basic._ANSIBLE_ARGS = saved
+
 
 from ansible_collections.puls.proxmox.plugins.doc_fragments.connection import ModuleDocFragment
 from ansible_collections.puls.proxmox.plugins.module_utils import _module
@@ -22,9 +36,14 @@ TOKEN_ARGS = {'api_url': 'pve.example.com', 'api_user': 'root@pam', 'api_token_n
 
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch):
-    # As in a real module process: once controller code is imported (pytest plugins do), warnings go to the display.
-    monkeypatch.setattr(_internal, 'is_controller', False)
-    monkeypatch.setattr(warnings, '_global_warnings', {})
+    # As in a real module process: once controller code is imported (pytest plugins do), 2.19 and later send warnings
+    # to the display.
+    with contextlib.suppress(ImportError):
+        from ansible.module_utils import _internal
+
+        monkeypatch.setattr(_internal, 'is_controller', False)
+    # A dict since 2.19, a list before.
+    monkeypatch.setattr(warnings, '_global_warnings', type(warnings._global_warnings)())
     for name in (
         'PROXMOX_URL',
         'PROXMOX_HOST',
@@ -47,8 +66,8 @@ def outcome(capsys, args, body, argument_spec=None):
 
 
 def warning_messages(result):
-    # ansible-core 2.19 returns each warning as a WarningSummary event.
-    return [warning['event']['msg'] for warning in result.get('warnings', [])]
+    # ansible-core 2.19 and later return each warning as a WarningSummary event, older ones as its message.
+    return [warning['event']['msg'] if isinstance(warning, dict) else warning for warning in result.get('warnings', [])]
 
 
 def test_connection_comes_from_the_environment_with_community_proxmox_names(capsys, monkeypatch):
