@@ -191,7 +191,7 @@ def test_an_update_that_would_drop_the_options_of_a_stanza_without_an_address_is
     """An IPv6-only bridge whose inet stanza has no address but options: PVE's update would write it IPv6-only."""
     current = files(lab)[0]
     current = current.replace('iface vmbr10 inet dhcp\n', 'iface vmbr10 inet manual\n\tpost-up ip link set eno4 up\n')
-    current = current.replace('iface vmbr10 inet6 auto\n', 'iface vmbr10 inet6 static\n\taddress fd00:7::10/64\n')
+    current = current.replace('iface vmbr10 inet6 auto\n', 'iface vmbr10 inet6 static\n\taddress fe80::10/64\n')
     lab.call(lambda: lab.pve.node_networks['pve1'].update(current=current))
     declared = [{'name': 'vmbr10', 'type': 'bridge', 'mtu': 1500}]
     run = run_playbook(tmp_path, play(dict(network_task('Options', adopt=True, interfaces=declared), ignore_errors=True)), lab.env)

@@ -103,11 +103,11 @@ def test_an_update_sends_the_ipv6_address_again_so_that_pve_keeps_its_stanza():
         'cidr6': 'fe80::201/64',
     }
     # An IPv6-only bridge is sent its IPv6 address alone; the release of its ports too.
-    have = owned('vmbr1', type='bridge', bridge_ports='eno2 eno3', families=['inet6'], method6='static', cidr6='fd00:7::1/64')
+    have = owned('vmbr1', type='bridge', bridge_ports='eno2 eno3', families=['inet6'], method6='static', cidr6='fe80::11/64')
     moved = plan(spec({'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno3']}), observed(have))
     assert [action.params['params'] for action in moved.actions[:-1]] == [
-        {'type': 'bridge', 'cidr6': 'fd00:7::1/64', 'bridge_ports': 'eno3'},
-        {'type': 'bridge', 'bridge_ports': 'eno3', 'cidr6': 'fd00:7::1/64'},
+        {'type': 'bridge', 'cidr6': 'fe80::11/64', 'bridge_ports': 'eno3'},
+        {'type': 'bridge', 'bridge_ports': 'eno3', 'cidr6': 'fe80::11/64'},
     ]
 
 
@@ -131,7 +131,7 @@ def test_an_update_pve_would_not_keep_dhcp_slaac_or_a_stanzas_options_through_is
     ra = owned('vmbr1', type='bridge', families=['inet', 'inet6'], method6='manual', options6=['accept_ra 2'])
     with pytest.raises(NetworkRefused, match=r"vmbr1 on pve1 has an IPv6 stanza \(inet6 manual\) with no address but the options 'accept_ra 2'"):
         plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(ra))
-    hooked = owned('vmbr1', type='bridge', families=['inet', 'inet6'], method6='static', cidr6='fd00:7::1/64', options=['post-up true'])
+    hooked = owned('vmbr1', type='bridge', families=['inet', 'inet6'], method6='static', cidr6='fe80::11/64', options=['post-up true'])
     with pytest.raises(NetworkRefused, match=r"has an IPv4 stanza \(inet manual\) with no address but the options 'post-up true'"):
         plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(hooked))
     # Nothing to change, nothing sent: a marked DHCP bridge declared as it is stays as it is.
