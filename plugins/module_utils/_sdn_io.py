@@ -90,10 +90,12 @@ def read(client):
     elsewhere = [text for text in (_sdn_plan.pending_of('controller', item.get('controller'), item) for item in controllers) if text]
     fabrics = _fabrics(client)
     if fabrics is not None:
-        elsewhere += [text for text in (_sdn_plan.pending_of('fabric', item.get('id'), item) for item in fabrics.get('fabrics') or ()) if text]
+        elsewhere += [text for text in (_sdn_plan.pending_of('fabric', _key(item, 'id'), item) for item in fabrics.get('fabrics') or ()) if text]
         elsewhere += [
             text
-            for text in (_sdn_plan.pending_of('fabric node', f'{item.get("fabric_id")} {item.get("node_id")}', item) for item in fabrics.get('nodes') or ())
+            for text in (
+                _sdn_plan.pending_of('fabric node', f'{_key(item, "fabric_id")} {_key(item, "node_id")}', item) for item in fabrics.get('nodes') or ()
+            )
             if text
         ]
     nodes = sorted(item['node'] for item in client.get('/nodes', context='listing the nodes of the cluster') or () if item.get('status') == 'online')
@@ -117,6 +119,13 @@ def _fabrics(client):
         if exc.status == 501:
             return None
         raise
+
+
+def _key(entry, key):
+    """A key of a pending-view entry: pending_config (pve-network SDN.pm) keeps only ``type`` and ``vnet`` top-level for
+    an object the running config lacks, so a new fabric's ``id`` (a new fabric node's ``fabric_id``, ``node_id``) is in
+    its ``pending``, as Fabrics.pm list_all itself reads it."""
+    return entry.get(key) or (entry.get('pending') or {}).get(key)
 
 
 def _staged(client, node):
