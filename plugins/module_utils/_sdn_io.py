@@ -160,6 +160,7 @@ def execute(client, plan, token, nodes):
     config was applied. A refused write undoes this run's earlier ones where it can, and says which are left."""
     lock = {'lock-token': token} if token else {}
     written = []
+    applied = None
     for action in plan.actions:
         params = action.params
         what = f'{params.get("kind")} {params.get("id")}'
@@ -172,9 +173,7 @@ def execute(client, plan, token, nodes):
             elif action.kind == _sdn_plan.DELETE:
                 client.delete(params['path'], idempotent=True, context=f'deleting SDN {what}', **lock)
             elif action.kind == _sdn_plan.APPLY:
-                result = client.run_task('PUT', '/cluster/sdn', idempotent=True, task_timeout=APPLY_TIMEOUT, context='applying the SDN config', **lock)
-                _check_reloads(client, result.upid, nodes)
-                return True
+                applied = client.run_task('PUT', '/cluster/sdn', idempotent=True, task_timeout=APPLY_TIMEOUT, context='applying the SDN config', **lock)
         except PveApiError as exc:
             if action.kind == _sdn_plan.APPLY and exc.upid:
                 raise  # committed: its task failed (no quorum), nothing to undo
@@ -184,6 +183,10 @@ def execute(client, plan, token, nodes):
             _sdn_lock.release_quietly(client, token)
             raise
         written.append(_describe(action))
+    if applied is not None:
+        # Committed, and the apply released the lock: what follows undoes nothing.
+        _check_reloads(client, applied.upid, nodes)
+        return True
     _sdn_lock.release(client, token)
     return False
 
@@ -218,7 +221,15 @@ def _undone(client, exc, written, token, can_roll_back):
 
 
 def _check_reloads(client, upid, nodes):
-    failed = _sdn_reload.failures(client, upid, nodes) if upid else {}
+    try:
+        failed = _sdn_reload.failures(client, upid, nodes) if upid else {}
+    except PveApiError as exc:
+        raise _sdn_reload.ReloadFailed(
+            f'the SDN config was applied (PUT /cluster/sdn), but whether every node reloaded its network could not be read ({exc}). '
+            "See each node's network reload task (srvreload) since the apply; where one failed, fix that node's network, then apply again "
+            '(Datacenter > SDN: Apply)',
+            upid,
+        ) from None
     if failed:
         raise _sdn_reload.ReloadFailed(
             'the SDN config was applied (PUT /cluster/sdn), but the network of '
