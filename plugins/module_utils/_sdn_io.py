@@ -90,10 +90,12 @@ def read(client):
     elsewhere = [text for text in (_sdn_plan.pending_of('controller', item.get('controller'), item) for item in controllers) if text]
     fabrics = _fabrics(client)
     if fabrics is not None:
-        elsewhere += [text for text in (_sdn_plan.pending_of('fabric', item.get('id'), item) for item in fabrics.get('fabrics') or ()) if text]
+        elsewhere += [text for text in (_sdn_plan.pending_of('fabric', _key(item, 'id'), item) for item in fabrics.get('fabrics') or ()) if text]
         elsewhere += [
             text
-            for text in (_sdn_plan.pending_of('fabric node', f'{item.get("fabric_id")} {item.get("node_id")}', item) for item in fabrics.get('nodes') or ())
+            for text in (
+                _sdn_plan.pending_of('fabric node', f'{_key(item, "fabric_id")} {_key(item, "node_id")}', item) for item in fabrics.get('nodes') or ()
+            )
             if text
         ]
     nodes = sorted(item['node'] for item in client.get('/nodes', context='listing the nodes of the cluster') or () if item.get('status') == 'online')
@@ -117,6 +119,13 @@ def _fabrics(client):
         if exc.status == 501:
             return None
         raise
+
+
+def _key(entry, key):
+    """A key of a pending-view entry: pending_config (pve-network SDN.pm) keeps only ``type`` and ``vnet`` top-level for
+    an object the running config lacks, so a new fabric's ``id`` (a new fabric node's ``fabric_id``, ``node_id``) is in
+    its ``pending``, as Fabrics.pm list_all itself reads it."""
+    return entry.get(key) or (entry.get('pending') or {}).get(key)
 
 
 def _staged(client, node):
@@ -151,6 +160,7 @@ def execute(client, plan, token, nodes):
     config was applied. A refused write undoes this run's earlier ones where it can, and says which are left."""
     lock = {'lock-token': token} if token else {}
     written = []
+    applied = None
     for action in plan.actions:
         params = action.params
         what = f'{params.get("kind")} {params.get("id")}'
@@ -163,9 +173,7 @@ def execute(client, plan, token, nodes):
             elif action.kind == _sdn_plan.DELETE:
                 client.delete(params['path'], idempotent=True, context=f'deleting SDN {what}', **lock)
             elif action.kind == _sdn_plan.APPLY:
-                result = client.run_task('PUT', '/cluster/sdn', idempotent=True, task_timeout=APPLY_TIMEOUT, context='applying the SDN config', **lock)
-                _check_reloads(client, result.upid, nodes)
-                return True
+                applied = client.run_task('PUT', '/cluster/sdn', idempotent=True, task_timeout=APPLY_TIMEOUT, context='applying the SDN config', **lock)
         except PveApiError as exc:
             if action.kind == _sdn_plan.APPLY and exc.upid:
                 raise  # committed: its task failed (no quorum), nothing to undo
@@ -175,6 +183,10 @@ def execute(client, plan, token, nodes):
             _sdn_lock.release_quietly(client, token)
             raise
         written.append(_describe(action))
+    if applied is not None:
+        # Committed, and the apply released the lock: what follows undoes nothing.
+        _check_reloads(client, applied.upid, nodes)
+        return True
     _sdn_lock.release(client, token)
     return False
 
@@ -209,7 +221,15 @@ def _undone(client, exc, written, token, can_roll_back):
 
 
 def _check_reloads(client, upid, nodes):
-    failed = _sdn_reload.failures(client, upid, nodes) if upid else {}
+    try:
+        failed = _sdn_reload.failures(client, upid, nodes) if upid else {}
+    except PveApiError as exc:
+        raise _sdn_reload.ReloadFailed(
+            f'the SDN config was applied (PUT /cluster/sdn), but whether every node reloaded its network could not be read ({exc}). '
+            "See each node's network reload task (srvreload) since the apply; where one failed, fix that node's network, then apply again "
+            '(Datacenter > SDN: Apply)',
+            upid,
+        ) from None
     if failed:
         raise _sdn_reload.ReloadFailed(
             'the SDN config was applied (PUT /cluster/sdn), but the network of '

@@ -7,6 +7,11 @@ that command starts the node's own task ``srvreload`` (pve-manager ``PVE/API2/Ne
 ``ifreload -a``), whose failure does not even fail pvesh (a CLI worker's result is not its exit status, pve-common
 ``RESTEnvironment.pm`` fork_worker). So the apply's log and each node's ``srvreload`` tasks since the apply began
 (``GET /nodes/NODE/tasks``, ``typefilter``, ``since``: pve-manager ``PVE/API2/Tasks.pm``) tell what happened.
+
+Those tasks have just ended: the node's task index (the list's default ``source``) gets one only when the node's next
+task starts or pvestatd's next cycle runs (``RESTEnvironment.pm`` active_workers, pve-manager
+``PVE/Service/pvestatd.pm`` update_status, every 10 s). Until then the active list shows it as ``RUNNING``, ended or
+not, so the list is read with ``source=all`` and such a task's own status tells how it ended.
 """
 
 from __future__ import annotations
@@ -41,8 +46,19 @@ def failures(client, upid, nodes):
     for node in nodes:
         if node in found:
             continue
-        tasks = client.get(f'/nodes/{node}/tasks', typefilter='srvreload', since=started, context=f'listing the network reloads of {node}') or []
-        failed = [task for task in tasks if str(task.get('status') or 'OK') != 'OK' and not str(task.get('status')).startswith('WARNINGS')]
-        if failed:
-            found[node] = f'its network reload ({failed[0].get("upid")}) ended with: {failed[0].get("status")}'
+        tasks = client.get(f'/nodes/{node}/tasks', typefilter='srvreload', since=started, source='all', context=f'listing the network reloads of {node}') or []
+        for task in tasks:
+            status = _ended_with(client, node, task)
+            if status and status != 'OK' and not status.startswith('WARNINGS'):
+                found[node] = f'its network reload ({task.get("upid")}) ended with: {status}'
+                break
     return found
+
+
+def _ended_with(client, node, task):
+    """How a listed task ended ('' while it runs): a task of the active list is RUNNING there, ended or not."""
+    status = str(task.get('status') or '')
+    if status != 'RUNNING':
+        return status
+    answer = client.get(f'/nodes/{node}/tasks/{task["upid"]}/status', context=f'reading the status of the network reload of {node}') or {}
+    return str(answer.get('exitstatus') or '') if answer.get('status') == 'stopped' else ''

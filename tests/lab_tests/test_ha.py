@@ -25,7 +25,7 @@ def status(api, vmid):
 
 
 def tasks_of(api, vmid):
-    return [(task['type'], task['user']) for task in api.data('GET', '/nodes/pve1/tasks', vmid=vmid, limit=100)]
+    return [(task['type'], task['user']) for task in api.data('GET', '/nodes/pve1/tasks', vmid=vmid, limit=100, source='all')]
 
 
 @pytest.mark.lab(time_scale=0.01)

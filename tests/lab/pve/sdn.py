@@ -715,12 +715,12 @@ class SdnMixin:
 
     async def _lab_fabrics_all(self, v, user):
         """Fabrics.pm list_all: {fabrics, nodes}, with pending=1 pending_config of each, the fabrics on which the user
-        holds SDN.Audit or SDN.Allocate."""
+        holds SDN.Audit or SDN.Allocate. The entries are the objects as they are: pending_config keeps only `type` and
+        `vnet` top-level for an object the running config lacks, so a new fabric's `id` is in its `pending` (as a new
+        fabric node's `fabric_id`, which list_all itself reads as `$node->{fabric_id} // $node->{pending}->{fabric_id}`)."""
         fabrics = self._sdn_view('fabrics', v)
         listed = [
-            dict(obj, id=fid)
-            for fid, obj in sorted(fabrics.items())
-            if any(self.allowed(user, f'/sdn/fabrics/{fid}', priv) for priv in ('SDN.Audit', 'SDN.Allocate'))
+            obj for fid, obj in sorted(fabrics.items()) if any(self.allowed(user, f'/sdn/fabrics/{fid}', priv) for priv in ('SDN.Audit', 'SDN.Allocate'))
         ]
         return {'fabrics': listed, 'nodes': []}
 
