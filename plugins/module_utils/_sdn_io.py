@@ -93,9 +93,7 @@ def read(client):
         elsewhere += [text for text in (_sdn_plan.pending_of('fabric', _key(item, 'id'), item) for item in fabrics.get('fabrics') or ()) if text]
         elsewhere += [
             text
-            for text in (
-                _sdn_plan.pending_of('fabric node', f'{_key(item, "fabric_id")} {_key(item, "node_id")}', item) for item in fabrics.get('nodes') or ()
-            )
+            for text in (_sdn_plan.pending_of('fabric node', f'{_key(item, "fabric_id")} {_key(item, "node_id")}', item) for item in fabrics.get('nodes') or ())
             if text
         ]
     nodes = sorted(item['node'] for item in client.get('/nodes', context='listing the nodes of the cluster') or () if item.get('status') == 'online')

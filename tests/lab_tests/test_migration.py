@@ -8,7 +8,7 @@ STATUS = '/nodes/{0}/qemu/{1}/status/{2}'
 
 
 def tasks_on(api, node, vmid):
-    return [(task['type'], task['user']) for task in api.data('GET', f'/nodes/{node}/tasks', vmid=vmid, limit=100)]
+    return [(task['type'], task['user']) for task in api.data('GET', f'/nodes/{node}/tasks', vmid=vmid, source='all', limit=100)]
 
 
 def running_an_hour(api, lab, vmid):

@@ -719,9 +719,7 @@ class SdnMixin:
         `vnet` top-level for an object the running config lacks, so a new fabric's `id` is in its `pending` (as a new
         fabric node's `fabric_id`, which list_all itself reads as `$node->{fabric_id} // $node->{pending}->{fabric_id}`)."""
         fabrics = self._sdn_view('fabrics', v)
-        listed = [
-            obj for fid, obj in sorted(fabrics.items()) if any(self.allowed(user, f'/sdn/fabrics/{fid}', priv) for priv in ('SDN.Audit', 'SDN.Allocate'))
-        ]
+        listed = [obj for fid, obj in sorted(fabrics.items()) if any(self.allowed(user, f'/sdn/fabrics/{fid}', priv) for priv in ('SDN.Audit', 'SDN.Allocate'))]
         return {'fabrics': listed, 'nodes': []}
 
     def check_vnet_access(self, user, value):
