@@ -94,14 +94,14 @@ def task_upids(client, node, vmid, task_type):
     return {str(item['upid']) for item in listed or [] if item.get('type') == task_type}
 
 
-def wait_forked_task(client, node, vmid, task_type, known, timeout, context, done, listing_grace=STATUS_GRACE):
+def wait_forked_task(client, node, vmid, task_type, known, timeout, context, done):
     """Wait for the worker of an endpoint that forks it and answers null (pve-container's template: src/PVE/API2/LXC.pm):
     the task of ``task_type`` on vmid that the node lists and ``known`` (its UPIDs before the call) does not. Returns its
     TaskResult, as wait_task does; TaskResult(None) when ``done()`` (what the task does, read from PVE) holds before it is
-    listed. PveApiError when neither shows within ``listing_grace`` seconds. (fork_worker lists the task among the node's
+    listed. PveApiError when neither shows within STATUS_GRACE seconds. (fork_worker lists the task among the node's
     active ones before the call answers: pve-common src/PVE/RESTEnvironment.pm, active_workers.)"""
     started = time.monotonic()
-    for _poll in _polls(started + listing_grace):
+    for _poll in _polls(started + STATUS_GRACE):
         fresh = task_upids(client, node, vmid, task_type) - set(known)
         if fresh:
             # One task per call; should several show, the last started (UPIDs of one node sort by start time).
@@ -111,7 +111,7 @@ def wait_forked_task(client, node, vmid, task_type, known, timeout, context, don
             return TaskResult(None)
     raise PveApiError(
         '%s: PVE accepted the request but listed no %s task of %s on %s within %g s, and the change is not made; see the'
-        " node's tasks in PVE" % (context, task_type, vmid, node, listing_grace),
+        " node's tasks in PVE" % (context, task_type, vmid, node, STATUS_GRACE),
         reason='no %s task' % task_type,
     )
 

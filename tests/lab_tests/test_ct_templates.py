@@ -95,3 +95,24 @@ def test_on_ceph_rbd_a_linked_clone_names_its_base(lab, api):
     assert api.run('POST', f'{LXC}/167/clone', newid=168, hostname='rlinked')['exitstatus'] == 'OK'
     assert api.data('GET', f'{LXC}/168/config')['rootfs'].startswith('ceph:base-167-disk-0/vm-168-disk-0,')
     assert api.run('DELETE', f'{LXC}/167')['exitstatus'] == "base volume 'base-167-disk-0' is still in use by linked clones"
+
+
+def test_on_zfs_a_template_made_from_a_linked_clone_names_its_clones_after_its_own_base_only(lab, api):
+    """ZFSPoolPlugin.pm create_base keeps the base the clone was made from (basevol-169-disk-0/basevol-170-disk-0), and
+    clone_image names the next clone after the last part alone, which volume_is_base_and_used compares (vdisk_free names
+    the whole volume)."""
+    download_template(lab, api)
+    add_storage(lab, 'tank', ZFS)
+    create(api, 169, 'tank:1', hostname='zroot')
+    api.data('POST', f'{LXC}/169/template')
+    assert api.run('POST', f'{LXC}/169/clone', newid=170, hostname='zmiddle')['exitstatus'] == 'OK'
+    api.data('POST', f'{LXC}/170/template')
+    assert api.data('GET', f'{LXC}/170/config')['rootfs'].startswith('tank:basevol-169-disk-0/basevol-170-disk-0,')
+    assert api.run('POST', f'{LXC}/170/clone', newid=171, hostname='zleaf')['exitstatus'] == 'OK'
+    assert api.data('GET', f'{LXC}/171/config')['rootfs'].startswith('tank:basevol-170-disk-0/subvol-171-disk-0,')
+
+    assert api.run('DELETE', f'{LXC}/170')['exitstatus'] == "base volume 'basevol-169-disk-0/basevol-170-disk-0' is still in use by linked clones"
+    assert api.run('DELETE', f'{LXC}/169')['exitstatus'] == "base volume 'basevol-169-disk-0' is still in use by linked clones"
+    assert api.run('DELETE', f'{LXC}/171')['exitstatus'] == 'OK'
+    assert api.run('DELETE', f'{LXC}/170')['exitstatus'] == 'OK'
+    assert api.run('DELETE', f'{LXC}/169')['exitstatus'] == 'OK'

@@ -26,6 +26,14 @@ from .disks import BASE_IN_NAME
 TEMPLATE_LESS_TYPES = ('lvm',)
 
 
+def base_name(volume):
+    """The name a linked clone's volume is made after: the last part of its base's (parse_volname's name), as a
+    template made from a linked clone has ``basevol-100-disk-0/basevol-162-disk-0`` and its clones
+    ``basevol-162-disk-0/subvol-163-disk-0`` (pve-storage ZFSPoolPlugin.pm and RBDPlugin.pm parse_volname,
+    clone_image; Storage.pm volume_is_base_and_used compares that name)."""
+    return volume.partition(':')[2].rsplit('/', 1)[-1]
+
+
 class CtTemplatesMixin:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -92,11 +100,12 @@ class CtTemplatesMixin:
             if base is None or self._storage_type(mount['volume']) not in BASE_IN_NAME:
                 continue
             storage, _colon, name = mount['volume'].partition(':')
-            mount['volume'] = f"{storage}:{base['volume'].partition(':')[2]}/{name}"
+            mount['volume'] = f"{storage}:{base_name(base['volume'])}/{name}"
             clone.config[key] = print_mount(mount, key == 'rootfs')
 
     def _base_users(self, template):
-        """The volumes of other containers named after a base volume of ``template`` (volume_is_base_and_used)."""
+        """The volumes of other containers named after a base volume of ``template`` (volume_is_base_and_used: the
+        base's own name, whatever base it was itself made from)."""
         bases = [mount['volume'] for _key, mount in template.volumes() if self._storage_type(mount['volume']) in BASE_IN_NAME]
         return [
             (base, mount['volume'])
@@ -104,7 +113,7 @@ class CtTemplatesMixin:
             for ct in self.cts
             if ct is not template
             for _key, mount in ct.volumes()
-            if mount['volume'].startswith(base + '/')
+            if mount['volume'].startswith(f"{base.partition(':')[0]}:{base_name(base)}/")
         ]
 
     async def task(self, node, ttype, tid, user, body, vm=None, lock=True, log=()):
