@@ -213,7 +213,7 @@ options:
     elements: str
   ip:
     description:
-      - IPv4 address of the first network device, set by cloud-init (C(ipconfig0)). V(10.0.0.5) (a /24), V(10.0.0.5/22),
+      - IPv4 address of the first network device, set by cloud-init (C(ipconfig0)). V(127.0.0.5) (a /24), V(127.0.0.5/22),
         or V(dhcp).
       - When not set and O(dns_domain) is, the address is looked up in DNS (see O(dns_domain)).
       - When neither is set, C(ipconfig0) is not managed.

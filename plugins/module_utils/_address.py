@@ -100,7 +100,7 @@ def resolve_dns(fqdn, servers, lifetime=DNS_LIFETIME):
 
 
 def static_address(ipconfig0):
-    """The IPv4 address of an ``ipconfig0`` value (``ip=10.0.0.5/24,gw=...``), or None under DHCP or without one."""
+    """The IPv4 address of an ``ipconfig0`` value (``ip=127.0.0.5/24,gw=...``), or None under DHCP or without one."""
     ip = parse_property_string(ipconfig0).get('ip', 'dhcp')
     return None if ip == 'dhcp' else str(ipaddress.ip_interface(ip).ip)
 

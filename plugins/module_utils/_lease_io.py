@@ -151,7 +151,7 @@ def _reconcile_once(client, request: LeaseRequest, check_mode: bool, now, hostna
 
     update_notes(client, node, change, doing, attempts=WRITE_ATTEMPTS, pause=_pause)
     outcome.pop('checked', None)
-    named = {'keys': list(request.keys)} if request.several else {'key': request.keys[0]}
+    named = {'lease_keys': list(request.keys)} if request.several else {'key': request.keys[0]}
     return dict(outcome, node=node, run_id=request.run_id, controller=controller, **named)
 
 

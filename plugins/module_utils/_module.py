@@ -13,6 +13,8 @@ where reconcile() returns dict(changed=..., diff=..., ...) and raises PveApiErro
 
 from __future__ import annotations
 
+import traceback
+
 from ansible.module_utils.basic import AnsibleModule, env_fallback, missing_required_lib
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TIMEOUT, MISSING_LIBRARY, PveClient
@@ -92,8 +94,13 @@ class PveModule:
         self.ansible.fail_json(msg=msg, **result)
 
     def fail_from(self, exc):
-        """Fail with a PveApiError's message and facts (already free of secrets)."""
-        self.ansible.fail_json(msg=str(exc), exception=exc, **exc.details())
+        """Fail with a PveApiError's message and facts (already free of secrets).
+
+        The traceback goes as text: ansible-core before 2.19 puts ``exception`` into the result as it is, and its JSON
+        encoder cannot write an exception object.
+        """
+        trace = ''.join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        self.ansible.fail_json(msg=str(exc), exception=trace, **exc.details())
 
     def warn(self, warning):
         self.ansible.warn(warning)

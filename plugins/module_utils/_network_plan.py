@@ -232,9 +232,9 @@ def _normalized(option: str, name: str, key: str, value: Any) -> Any:
         try:
             address = ipaddress.IPv4Interface(str(value))
         except ValueError:
-            raise NetworkOptionError(option, f'{name}: {value!r} is not an IPv4 address with its prefix length (192.0.2.10/24)') from None
+            raise NetworkOptionError(option, f'{name}: {value!r} is not an IPv4 address with its prefix length (127.0.2.10/24)') from None
         if '/' not in str(value):
-            raise NetworkOptionError(option, f'{name}: {value!r} lacks the prefix length (192.0.2.10/24)')
+            raise NetworkOptionError(option, f'{name}: {value!r} lacks the prefix length (127.0.2.10/24)')
         return str(address)
     if key == 'gateway':
         try:

@@ -575,14 +575,14 @@ def _ip(option: str, value: Any) -> ipaddress.IPv4Interface | str:
         # The /24 default prefix of the issue: a bare address means ADDRESS/24.
         return ipaddress.IPv4Interface(text if '/' in text else f'{text}/24')
     except ValueError:
-        raise SpecError(option, f'must be an IPv4 address, an IPv4 CIDR such as 10.0.0.5/24, or dhcp (got {value!r})') from None
+        raise SpecError(option, f'must be an IPv4 address, an IPv4 CIDR such as 127.0.0.5/24, or dhcp (got {value!r})') from None
 
 
 def _gateway(option: str, value: Any) -> ipaddress.IPv4Address:
     try:
         return ipaddress.IPv4Address(str(value).strip())
     except ValueError:
-        raise SpecError(option, f'must be an IPv4 address such as 10.0.0.1 (got {value!r})') from None
+        raise SpecError(option, f'must be an IPv4 address such as 127.0.0.1 (got {value!r})') from None
 
 
 def _nameservers(option: str, value: Any) -> tuple[str, ...]:

@@ -512,14 +512,14 @@ VM_OPTIONS = (
         'ip',
         'str',
         doc=(
-            'IPv4 address of the first network device, set by cloud-init (C(ipconfig0)). V(10.0.0.5) (a /24), V(10.0.0.5/22), or V(dhcp).',
+            'IPv4 address of the first network device, set by cloud-init (C(ipconfig0)). V(127.0.0.5) (a /24), V(127.0.0.5/22), or V(dhcp).',
             'When not set and O(dns_domain) is, the address is looked up in DNS (see O(dns_domain)).',
             'When neither is set, C(ipconfig0) is not managed.',
             'Mutually exclusive with O(user_data).',
         ),
         variable='pve_ip',
         variable_doc=(
-            'Address of the first network device, V(10.0.0.5), V(10.0.0.5/22) or V(dhcp).',
+            'Address of the first network device, V(127.0.0.5), V(127.0.0.5/22) or V(dhcp).',
             'Without it and with O(pve_dns_domain), the address is looked up in DNS. Two machines with the same static address fail the run before any change.',
         ),
         build=True,

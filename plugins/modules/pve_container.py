@@ -126,7 +126,7 @@ options:
     type: int
   ip:
     description:
-      - IPv4 address of C(eth0) with its prefix (V(10.0.0.5/24); a bare address is /24), or V(dhcp).
+      - IPv4 address of C(eth0) with its prefix (V(127.0.0.5/24); a bare address is /24), or V(dhcp).
     type: str
   gateway:
     description: IPv4 gateway of a static O(ip); default the first address of its network ending in C(.1).
@@ -268,16 +268,16 @@ EXAMPLES = r'''
       - slot: 0
         path: /var/cache/app
         size: 16G
-    ip: 198.51.100.21/24
-    gateway: 198.51.100.1
+    ip: 127.51.100.21/24
+    gateway: 127.51.100.1
     firewall: true
     nets:
       - slot: net1
         bridge: vmbr1
         vlan: 30
-        ip: 10.30.0.21/24
+        ip: 127.30.0.21/24
         mtu: 1450
-    nameservers: [198.51.100.2]
+    nameservers: [127.51.100.2]
     features: [nesting]
     ssh_keys:
       - "{{ lookup('ansible.builtin.file', '~/.ssh/id_ed25519.pub') }}"
@@ -331,7 +331,7 @@ address:
   description: The static IPv4 address of O(ip), or of the container's C(net0) when O(ip) is not declared; null under DHCP.
   returned: always
   type: str
-  sample: 198.51.100.21
+  sample: 127.51.100.21
 reboot_required:
   description: Config keys whose new values the running container takes only at its next start. Empty when nothing waits.
   returned: always

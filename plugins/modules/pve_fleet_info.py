@@ -138,10 +138,10 @@ EXAMPLES = r'''
   puls.proxmox.pve_fleet_info:
     machines:
       - host: web1
-        vm: {name: web1, image: ubuntu-24.04-cloud, cores: 2, memory: 2048, ip: 198.51.100.11/24, gateway: 198.51.100.1}
+        vm: {name: web1, image: ubuntu-24.04-cloud, cores: 2, memory: 2048, ip: 127.51.100.11/24, gateway: 127.51.100.1}
         provision: {files: [playbooks/web.yml]}
       - host: web2
-        vm: {name: web2, image: ubuntu-24.04-cloud, cores: 2, memory: 2048, ip: 198.51.100.12/24, gateway: 198.51.100.1}
+        vm: {name: web2, image: ubuntu-24.04-cloud, cores: 2, memory: 2048, ip: 127.51.100.12/24, gateway: 127.51.100.1}
         provision: {files: [playbooks/web.yml]}
   register: fleet
 
@@ -208,7 +208,7 @@ machines:
   returned: always
   type: dict
   sample:
-    web1: {as_declared: true, reason: '', vmid: 101, node: pve1, address: 198.51.100.11, hashes: {playbooks/web.yml: 0c1d2e3f4a5b}}
+    web1: {as_declared: true, reason: '', vmid: 101, node: pve1, address: 127.51.100.11, hashes: {playbooks/web.yml: 0c1d2e3f4a5b}}
     web2: {as_declared: false, reason: 'VM to converge: cores', vmid: 102, node: pve1, address: null,
            hashes: {playbooks/web.yml: 0c1d2e3f4a5b}}
   contains:

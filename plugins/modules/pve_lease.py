@@ -155,8 +155,10 @@ key:
   returned: success, with O(key)
   type: str
   sample: template/web-golden
-keys:
-  description: The works the leases are on, as given (each once, in the order given).
+lease_keys:
+  description: >-
+    The works the leases are on, as given in O(keys) (each once, in the order given). Not named C(keys), which a
+    Jinja expression such as C(result.keys) would read as the dictionary's method.
   returned: success, with O(keys)
   type: list
   elements: str

@@ -84,7 +84,7 @@ options:
           - Without it, Proxmox VE writes V(2-4094).
         type: str
       cidr:
-        description: The IPv4 address with its prefix length, for example V(192.0.2.10/24).
+        description: The IPv4 address with its prefix length, for example V(127.0.2.10/24).
         type: str
       gateway:
         description: The default IPv4 gateway. Only one interface of a node may have one.
@@ -192,7 +192,7 @@ EXAMPLES = r'''
         comments: Guest traffic
       - name: vmbr1.30
         type: vlan
-        cidr: 198.51.100.10/24
+        cidr: 127.51.100.10/24
         mtu: 1500
   register: network
 

@@ -18,7 +18,7 @@ description:
     other client's change slips in between. When Proxmox VE refuses one of its writes midway, the writes before it are
     rolled back (C(POST /cluster/sdn/rollback)) and nothing is changed; Proxmox VE 8 has no rollback, and the error
     names the writes left pending. A lock another client holds is refused, naming it. Proxmox VE's lock does not
-    expire (and the web interface does not show it): should a run be killed between its lock and its apply, release it
+    expire (and the web interface does not show it); should a run be killed between its lock and its apply, release it
     with C(pvesh delete /cluster/sdn/lock --force 1).
   - The apply ends well only when every node reloaded its network; a node that could not (unreachable, or its
     C(ifreload) failed) fails the module, which still reports C(changed) and C(applied).
@@ -138,7 +138,7 @@ options:
         type: str
         required: true
       cidr:
-        description: The network in CIDR notation, such as V(198.51.100.0/24).
+        description: The network in CIDR notation, such as V(127.51.100.0/24).
         type: str
         required: true
       state:
@@ -186,7 +186,7 @@ options:
       - What to do when the SDN config already has changes not applied, made by a person in the web interface or by
         another tool. An apply applies the whole config, theirs included, controllers and fabrics too. It also reloads
         every node's network, which applies the node network changes staged there and not applied (the node's
-        Network panel, or M(puls.proxmox.pve_node_network) stopped midway): they count as such changes, named
+        Network panel, or M(puls.proxmox.pve_node_network) stopped midway); they count as such changes, named
         C(node NAME network (staged)).
       - V(refuse) fails when this run would apply, naming those changes. V(apply) applies them with this run's
         changes (and alone, when this run changes nothing).
@@ -233,8 +233,8 @@ EXAMPLES = r'''
         tag: 30
     subnets:
       - vnet: web
-        cidr: 198.51.100.0/24
-        gateway: 198.51.100.1
+        cidr: 127.51.100.0/24
+        gateway: 127.51.100.1
         snat: true
   register: sdn
 
@@ -258,15 +258,15 @@ EXAMPLES = r'''
         zone: lab
     subnets:
       - vnet: web
-        cidr: 198.51.100.0/24
-        gateway: 198.51.100.1
+        cidr: 127.51.100.0/24
+        gateway: 127.51.100.1
         snat: true
       - vnet: labnet
-        cidr: 203.0.113.0/24
-        gateway: 203.0.113.1
+        cidr: 127.0.113.0/24
+        gateway: 127.0.113.1
         dhcp_ranges:
-          - start: 203.0.113.100
-            end: 203.0.113.199
+          - start: 127.0.113.100
+            end: 127.0.113.199
 '''
 
 RETURN = r'''
@@ -278,7 +278,7 @@ actions:
   returned: always
   type: list
   elements: str
-  sample: [create zone lan, create vnet web, create subnet lan-198.51.100.0-24, apply]
+  sample: [create zone lan, create vnet web, create subnet lan-127.51.100.0-24, apply]
 applied:
   description: Whether the SDN config was applied (C(PUT /cluster/sdn); never in check mode).
   returned: always
@@ -291,7 +291,7 @@ changes:
   returned: always
   type: list
   elements: str
-  sample: [subnet web 198.51.100.0/24, vnet web, zone lan]
+  sample: [subnet web 127.51.100.0/24, vnet web, zone lan]
 diff:
   description: The declared objects before and after, see the diff_mode attribute.
   returned: when diff mode is on

@@ -48,7 +48,7 @@ options:
         C(hostname). Its conversion keeps C(nameserver) and C(searchdomain) (the container's DNS settings, which its
         clones inherit) and turns each static address of the build's network devices into C(ip=dhcp) (C(ip6=auto)),
         without the gateway, so that a clone that declares no address never comes up on the build's.
-      - PVE answers a container's conversion with no task (C(src/PVE/API2/LXC.pm) C(template) forks it): the module
+      - PVE answers a container's conversion with no task (C(src/PVE/API2/LXC.pm) C(template) forks it); the module
         finds its C(vztemplate) task in the node's task list, waits for it, and checks that the build became a template.
         A build container with a volume on thick LVM (storage type C(lvm), which has no template feature) is refused
         before any write, and so is a O(spec) whose C(storage) or C(mount_points[].storage) is one, when the template

@@ -70,8 +70,8 @@ EXAMPLES = r'''
     cores: 2
     memory: 4096
     disk_size: 20G
-    ip: 198.51.100.11/24
-    gateway: 198.51.100.1
+    ip: 127.51.100.11/24
+    gateway: 127.51.100.1
     ci_user: ops
     ssh_keys:
       - "{{ lookup('ansible.builtin.file', '~/.ssh/id_ed25519.pub') }}"
@@ -191,12 +191,12 @@ address:
       why when a running VM's address is unknown.
   returned: always
   type: str
-  sample: 198.51.100.11
+  sample: 127.51.100.11
 reboot_required:
   description:
     - Config keys whose new values the running VM takes only at its next boot (PVE's pending changes, and cloud-init
       settings not yet on its cloud-init drive). Empty when nothing waits, or when the run restarted the VM. A live
-      migration or a resume after hibernation starts a new QEMU process but no new boot of the guest: what waited
+      migration or a resume after hibernation starts a new QEMU process but no new boot of the guest, so what waited
       still waits (the VM's tasks tell a restart from those).
   returned: always
   type: list

@@ -168,15 +168,3 @@ def four_runs(tmp_path, plays, env, inventory=None):
     for again in (check_again, real_again):
         assert not again.changed, f'a second run changed something:\n{again.stdout}'
     return FourRuns(*runs)
-
-
-# Module EXAMPLES address machines in the documentation ranges (RFC 5737). A test that runs them against the lab moves
-# each into the loopback block (198.51.100.11 -> 127.51.100.11), so that no test uses an address outside 127.0.0.0/8.
-DOCUMENTATION_TO_LOOPBACK = (('192.0.2.', '127.0.2.'), ('198.51.100.', '127.51.100.'), ('203.0.113.', '127.0.113.'))
-
-
-def examples_on_loopback(text):
-    """text (a module's EXAMPLES) with each documentation address moved into the loopback block."""
-    for documentation, loopback in DOCUMENTATION_TO_LOOPBACK:
-        text = text.replace(documentation, loopback)
-    return text

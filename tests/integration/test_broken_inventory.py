@@ -15,7 +15,7 @@ import subprocess
 import ansible_runner
 import lab_vms
 import pytest
-from integration.test_awx_runner import awx_inventory, awx_job, collections_path  # noqa: F401 (a fixture)
+from integration.test_awx_runner import awx_inventory, awx_job
 from test_gitops import git
 from test_scheduled_reconcile import tick_command
 
@@ -110,7 +110,7 @@ def test_a_missing_source_names_itself(lab, tmp_path):
 
 
 @pytest.mark.slow(minutes=2)
-def test_under_ansible_runner_a_broken_manifest_and_an_empty_inventory_fail_the_job(lab, tmp_path, collections_path):  # noqa: F811
+def test_under_ansible_runner_a_broken_manifest_and_an_empty_inventory_fail_the_job(lab, tmp_path, collections_path):
     # AWX's copy of an inventory whose manifests source failed to import: no host, no cluster object.
     job = awx_job(tmp_path / 'empty', lab, collections_path, awx_inventory(lab, {}, {'pve_vms': [], 'pve_templates': []}), 'playbooks/site.yml')
     assert (job.status, job.rc != 0) == ('failed', True), job.stdout

@@ -10,7 +10,7 @@ import yaml
 
 from ansible_collections.puls.proxmox.plugins.modules import pve_fleet_info
 from ansible_collections.puls.proxmox.plugins.plugin_utils._provision_files import hash_provision_files
-from playbooks import examples_on_loopback, four_runs, run_playbook
+from playbooks import four_runs, run_playbook
 
 SECRET = 'Fleet-Secret-7qX!'
 
@@ -18,7 +18,7 @@ SECRET = 'Fleet-Secret-7qX!'
 def test_examples_run_in_the_four_runs_and_write_nothing(lab, tmp_path):
     (tmp_path / 'playbooks').mkdir()
     (tmp_path / 'playbooks' / 'web.yml').write_text('- {hosts: all, gather_facts: false, tasks: []}\n')
-    tasks = yaml.safe_load(examples_on_loopback(pve_fleet_info.EXAMPLES))
+    tasks = yaml.safe_load(pve_fleet_info.EXAMPLES)
     play = [{'name': 'Examples', 'hosts': 'localhost', 'connection': 'local', 'gather_facts': False, 'tasks': tasks}]
     runs = four_runs(tmp_path, play, lab.env)
     for run in (runs.check, runs.real):

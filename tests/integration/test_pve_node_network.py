@@ -130,7 +130,7 @@ def test_refusals_change_nothing_and_changes_staged_by_someone_else_are_applied_
 
 def test_the_examples_run_as_documented(lab, tmp_path):
     """The EXAMPLES as written, but for their documentation address, which becomes one of the lab's."""
-    text = pve_node_network.EXAMPLES.replace('198.51.100.10/24', lab.address(2) + '/24')
+    text = pve_node_network.EXAMPLES.replace('127.51.100.10/24', lab.address(2) + '/24')
     run = run_playbook(tmp_path, play(*yaml.safe_load(text)), lab.env, name='examples')
     assert run.rc == 0, run.stdout
     assert run.one('Show what was done')['msg'] == ['create bond0', 'create vmbr1', 'create vmbr1.30', 'apply']

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 import yaml
 from integration import lab_vms
-from integration.playbooks import examples_on_loopback, four_runs, run_playbook
+from integration.playbooks import four_runs, run_playbook
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import PveClient
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
@@ -149,8 +149,8 @@ def test_refusals_change_nothing(lab, tmp_path):
 
 
 def test_the_examples_run_as_documented(lab, tmp_path):
-    """The EXAMPLES as written, but for their documentation addresses, which become loopback ones."""
-    text = examples_on_loopback(pve_sdn.EXAMPLES)
+    """The EXAMPLES as written."""
+    text = pve_sdn.EXAMPLES
     run = run_playbook(tmp_path, play(*yaml.safe_load(text)), lab.env, name='examples')
     assert run.rc == 0, run.stdout
     assert run.one('Show what was done')['msg'] == ['create zone lan', 'create vnet web', 'create vnet db', 'create subnet lan-127.51.100.0-24', 'apply']

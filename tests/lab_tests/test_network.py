@@ -101,7 +101,7 @@ def test_an_ipv6_address_must_be_a_unicast_host_address(lab, api):
         'ffff:ffff:ffff:ffff::/64': 'ANYCAST',
     }
     for cidr6, kind in refused.items():
-        address = cidr6.split('/')[0]
+        address = cidr6.split('/', maxsplit=1)[0]
         message = {'address': f"{address} with type '{kind}', cannot be used as host IPv6 address."}
         assert api.error('POST', NET, iface='vmbr1', type='bridge', cidr6=cidr6)[::2] == (400, message)
         assert api.error('PUT', NET + '/vmbr0', type='bridge', cidr6=cidr6)[::2] == (400, message)

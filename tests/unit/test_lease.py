@@ -259,7 +259,7 @@ def test_several_leases_are_one_write_of_the_record_and_the_result_names_them_as
     stub = ClusterStub(HUMAN)
     request = _lease_io.LeaseRequest.from_params({'keys': ['vm/web1', 'vm/web2', 'vm/web1'], 'key': None, 'run_id': MINE, 'state': 'acquired', 'ttl': 900})
     taken = reconcile(stub, request)
-    assert taken['acquired'] and taken['keys'] == ['vm/web1', 'vm/web2'] and 'key' not in taken and len(stub.puts) == 1
+    assert taken['acquired'] and taken['lease_keys'] == ['vm/web1', 'vm/web2'] and 'key' not in taken and len(stub.puts) == 1
     assert taken['diff'] == {'before': '', 'after': 'vm/web1=run-a@awx-1:1764620900\nvm/web2=run-a@awx-1:1764620900\n'}
     released = reconcile(stub, dataclasses.replace(request, state='released'))
     assert released['changed'] and len(stub.puts) == 2 and stub.description == HUMAN

@@ -186,7 +186,7 @@ class ContainersMixin:
 
     def ct_volume_size(self, volid):
         """The size in bytes of a container's volume as its storage has it (volume_size_info), or None."""
-        sid, _, volname = volid.partition(':')
+        sid, _colon, volname = volid.partition(':')
         volume = self._volumes(sid).get(volname) if sid in self.storages else None
         return int(volume['size']) if volume and volume.get('size') else None
 
