@@ -173,7 +173,7 @@ def test_every_mapped_field_becomes_its_variable(fixture_listing):
             pve_ssh_keys=['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFixtureKeyOfApp01 app@example'],
             pve_ip='127.0.0.5/24',
             pve_gateway='127.0.0.1',
-            pve_nameservers=['1.1.1.1', '9.9.9.9'],
+            pve_nameservers=['127.1.1.1', '127.9.9.9'],
             pve_searchdomain='example.com',
             pve_apply_mode='reboot',
             pve_power='running',

@@ -327,7 +327,7 @@ def test_sshkeys_encoded_by_pve_equal_the_declared_keys():
 
 
 def test_empty_declared_list_removes_the_key():
-    plan = plan_vm(spec(nameservers=[]), observed(nameserver='1.1.1.1'))
+    plan = plan_vm(spec(nameservers=[]), observed(nameserver='127.1.1.1'))
     assert plan.actions[0].params == {'set': {}, 'delete': ['nameserver']}
     assert plan.diff['after']['nameserver'] is None
 

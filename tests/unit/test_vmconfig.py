@@ -270,7 +270,7 @@ def test_booleans_and_integers_are_written_as_pve_stores_them():
         ('machine', 'pc-i440fx-8.1+pve0', 'pc'),
         ('machine', None, 'pc'),
         ('cpu', 'cputype=host', 'host'),
-        ('nameserver', '1.1.1.1,9.9.9.9', '1.1.1.1 9.9.9.9'),
+        ('nameserver', '127.1.1.1,127.9.9.9', '127.1.1.1 127.9.9.9'),
         ('cipassword', '**********', 'new secret'),
     ],
 )
@@ -287,7 +287,7 @@ def test_equal_values_in_different_forms_compare_equal(key, observed, desired):
         ('net0', 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr0', 'virtio=BC:24:11:AA:BB:CC,bridge=vmbr0,tag=10'),
         ('machine', 'pc-i440fx-9.0', 'q35'),
         ('machine', None, 'q35'),
-        ('nameserver', '9.9.9.9 1.1.1.1', '1.1.1.1 9.9.9.9'),
+        ('nameserver', '127.9.9.9 127.1.1.1', '127.1.1.1 127.9.9.9'),
         ('cipassword', None, 'secret'),
         ('ipconfig0', 'ip=dhcp', 'ip=127.0.0.5/24,gw=127.0.0.1'),
     ],
