@@ -33,6 +33,7 @@ import ansible_runner
 import lab_vms
 import pytest
 import yaml
+from integration.test_tarball import build_tarball, install_tarball
 from polling import wait_until
 from unit.test_awx_credential_type import awx_inject, load_credential_type
 
@@ -170,6 +171,15 @@ def awx_job(root, lab, collections_path, inventory, playbook, *, check=False, ex
         (root / 'project' / path).write_text(text)
     runner = ansible_runner.run(private_data_dir=str(root), playbook=playbook, ident=ident, quiet=True)
     return AwxJob(runner.status, runner.rc, list(runner.events), runner.stdout.read())
+
+
+@pytest.fixture(scope='module')
+def collections_path(tmp_path_factory):
+    """The execution environment's collections: the tarball built from this checkout, installed fresh."""
+    workdir = tmp_path_factory.mktemp('awx-ee')
+    tarball = build_tarball(workdir / 'dist', workdir / 'home')
+    install_tarball(tarball, workdir / 'collections', workdir / 'home')
+    return workdir / 'collections'
 
 
 @pytest.fixture

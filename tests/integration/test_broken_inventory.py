@@ -15,11 +15,15 @@ import subprocess
 import ansible_runner
 import lab_vms
 import pytest
+from integration import test_awx_runner
 from integration.test_awx_runner import awx_inventory, awx_job
 from test_gitops import git
 from test_scheduled_reconcile import tick_command
 
 from playbooks import ansible_env, run_playbook
+
+# The AWX runner test's fixture: the collection as an execution environment installs it.
+collections_path = test_awx_runner.collections_path
 
 SITE = '- import_playbook: puls.proxmox.site\n'
 CONFIG = 'plugin: puls.proxmox.manifests\npath: proxmox\nprune: true\n'
