@@ -1,4 +1,5 @@
-#!/usr/bin/env python3
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """How much of the reconcile's logic lives in the role: counts of roles/reconcile, for issue-sized refactors to
 measure before and after (python hacking/role_stats.py [ROLE_DIR]).
 

@@ -183,15 +183,15 @@ prune: true
 #   ansible-inventory -i inventory/cluster.proxmops.yml --graph
 #   ansible-playbook -i inventory/cluster.proxmops.yml puls.proxmox.site
 
----
-# With the constructed options: a group per node, and the VMs of one tag.
-plugin: puls.proxmox.manifests
-path: manifests
-keyed_groups:
-  - key: pve_node | default('unplaced')
-    prefix: node
-groups:
-  webservers: "'web' in (pve_tags | default([]))"
+# Another inventory file, inventory/cluster.yml, with the constructed options: a group per node, and the VMs of one
+# tag (one YAML document per example, so this one is shown as comments):
+#   plugin: puls.proxmox.manifests
+#   path: manifests
+#   keyed_groups:
+#     - key: pve_node | default('unplaced')
+#       prefix: node
+#   groups:
+#     webservers: "'web' in (pve_tags | default([]))"
 '''
 
 import ipaddress

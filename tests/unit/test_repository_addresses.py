@@ -1,3 +1,5 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Every IPv4 address the repository writes (code, tests, the lab, docs, examples) is a loopback one.
 
 The suite runs in a private network namespace where only 127.0.0.0/8 exists: an address outside it in a test is a

@@ -1,3 +1,5 @@
+# Copyright (c) 2026, puls.proxmox contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """hacking/role_stats.py counts what a role computes for itself, on a role small enough to count by hand."""
 
 import subprocess
