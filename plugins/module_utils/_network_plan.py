@@ -54,6 +54,16 @@ CREATE, UPDATE, DELETE, APPLY = 'create', 'update', 'delete', 'apply'
 # Network.pm: the pve-iface format; the MTU range of $confdesc.
 _IFACE = re.compile(r'[A-Za-z][A-Za-z0-9_]{1,20}(?:[:.][0-9]+)?$')
 MTU_RANGE = (1280, 65520)
+# pve-manager PVE/API2/Network.pm check_ipv6_settings takes an IPv6 address whose Net::IP type (ip_iptypev6, by the
+# longest prefix of its table) is GLOBAL-UNICAST (2000::/3, but for the special ranges within it), UNIQUE-LOCAL-UNICAST
+# or LINK-LOCAL-UNICAST; an address equal to its netmask it calls ANYCAST and refuses too.
+_IPV6_HOST = tuple(ipaddress.IPv6Network(network) for network in ('2000::/3', 'fc00::/7', 'fe80::/10'))
+_IPV6_SPECIAL = {ipaddress.IPv6Network(network): kind for network, kind in (
+    ('2001::/32', 'TEREDO'), ('2001:db8::/32', 'DOCUMENTATION'), ('2001:10::/28', 'ORCHID'), ('2002::/16', '6TO4'),
+)}  # fmt: skip
+# pve-common src/PVE/JSONSchema.pm pve_verify_cidrv4 / pve_verify_cidrv6: the prefix lengths of the CIDRv4 and CIDRv6
+# formats of cidr and cidr6.
+PREFIX_RANGE = {4: (8, 32), 6: (8, 128)}
 # The declared option of each setting, and its PVE key.
 KEYS = {
     'ports': None,  # bridge_ports of a bridge, slaves of a bond
@@ -235,6 +245,9 @@ def _normalized(option: str, name: str, key: str, value: Any) -> Any:
             raise NetworkOptionError(option, f'{name}: {value!r} is not an IPv4 address with its prefix length (127.0.2.10/24)') from None
         if '/' not in str(value):
             raise NetworkOptionError(option, f'{name}: {value!r} lacks the prefix length (127.0.2.10/24)')
+        problem = address_problem(str(address), 4)
+        if problem:
+            raise NetworkOptionError(option, f'{name}: {problem}')
         return str(address)
     if key == 'gateway':
         try:
@@ -269,6 +282,30 @@ def _check_vlan_range(option: str, name: str, entry: str) -> None:
             raise NetworkOptionError(option, f'{name}: VLAN {int(bound)} in {entry!r} is not one PVE takes on a bridge: a VLAN ID is 2 to 4094')
     if len(bounds) == 2 and int(bounds[0]) >= int(bounds[1]):
         raise NetworkOptionError(option, f'{name}: the range {entry!r} must go from the lower to the higher VLAN ID (100-200); write a single VLAN as 100')
+
+
+def address_problem(cidr: str, version: int) -> str | None:
+    """Why PVE refuses ``cidr`` as the cidr (``version`` 4) or cidr6 (6) of a create or update, or None: its format
+    (CIDRv4, CIDRv6) with its prefix length (PREFIX_RANGE), and for IPv6 check_ipv6_settings (_IPV6_HOST)."""
+    try:
+        address = ipaddress.ip_interface(cidr)
+    except ValueError:
+        address = None
+    if address is None or address.version != version or '/' not in cidr:
+        return f'{cidr} is not an IPv{version} address with its prefix length'
+    low, high = PREFIX_RANGE[address.version]
+    if not low <= address.network.prefixlen <= high:
+        return f'the prefix length of {cidr} is not {low} to {high}, which PVE takes for a CIDRv{address.version} address'
+    if address.version == 4:
+        return None
+    ip = address.ip
+    special = next((kind for network, kind in _IPV6_SPECIAL.items() if ip in network), None)
+    if int(ip) == int(address.netmask):
+        special = 'ANYCAST'
+    if special or not any(ip in network for network in _IPV6_HOST):
+        kind = f"of the type '{special}'" if special else 'outside the global (2000::/3), unique-local (fc00::/7) and link-local (fe80::/10) unicast ranges'
+        return f'{ip} is {kind}, which PVE refuses as a host IPv6 address'
+    return None
 
 
 # ---------------------------------------------------------------------------------------------- what the node has
@@ -400,6 +437,10 @@ def plan(spec: NetworkSpec, observed: Observed) -> Plan:
             if problem:
                 refusals.append(_unkept_refusal(iface, spec.node, problem))
                 continue
+            refused = _refused_address(iface, spec.node, params)
+            if refused:
+                refusals.append(refused)
+                continue
             updates.append(Action(UPDATE, {'iface': iface.name, 'params': params, 'delete': delete}))
     if spec.prune:
         declared = {iface.name for iface in spec.interfaces}
@@ -483,6 +524,22 @@ def _unkept(current: Mapping[str, Any], params: Mapping[str, Any]) -> str | None
             lines = '; '.join(str(line) for line in current[key])
             stanza = f'{family} {method if family == "inet" else method6}'
             return f'has an {label} stanza ({stanza}) with no address but the options {lines!r}; PVE would drop that stanza with them'
+    return None
+
+
+def _refused_address(iface: Iface, node: str, params: Mapping[str, Any]) -> str | None:
+    """The refusal of an update that must send an address of the interface again (``_resent``) which PVE refuses to be
+    sent, as written by hand on the node; None when there is none (a declared cidr is checked as declared)."""
+    for key, version in (('cidr', 4), ('cidr6', 6)):
+        if not params.get(key) or key in iface.settings:
+            continue
+        problem = address_problem(str(params[key]), version)
+        if problem:
+            return (
+                f'{iface.option}: {iface.name} on {node} has the IPv{version} address {params[key]}, written on the node, which an update '
+                f'must send again to keep it, and PVE refuses it: {problem} (pve-manager PVE/API2/Network.pm update_network). '
+                f'Correct it on the node itself (/etc/network/interfaces), or leave {iface.name} undeclared'
+            )
     return None
 
 

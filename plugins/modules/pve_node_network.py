@@ -21,7 +21,9 @@ description:
     reverted, so nothing is applied and the next run does not find them staged.
   - "An update keeps the interface's IPv4 and IPv6 addresses: Proxmox VE keeps an address only when an update sends it
     again, and sets the methods to static or manual. An update it would make lose DHCP (unless O(interfaces[].cidr)
-    is declared), SLAAC or DHCPv6, or the options of a stanza without an address, is refused before any write."
+    is declared), SLAAC or DHCPv6, or the options of a stanza without an address, is refused before any write, and so
+    is one that would send again an address written on the node that Proxmox VE refuses to be sent (an IPv6 address
+    outside the unicast ranges, a prefix length below 8)."
 author:
   - puls.proxmox contributors (@puls-proxmox)
 extends_documentation_fragment:
@@ -84,7 +86,7 @@ options:
           - Without it, Proxmox VE writes V(2-4094).
         type: str
       cidr:
-        description: The IPv4 address with its prefix length, for example V(127.0.2.10/24).
+        description: The IPv4 address with its prefix length (8 to 32), for example V(127.0.2.10/24).
         type: str
       gateway:
         description: The default IPv4 gateway. Only one interface of a node may have one.

@@ -202,3 +202,24 @@ def test_an_update_that_would_drop_the_options_of_a_stanza_without_an_address_is
         'PVE would drop that stanza with them.'
     ), message
     assert files(lab) == (current, None)
+
+
+def test_an_address_written_on_the_node_that_pve_refuses_to_be_sent_again_is_refused_before_any_write(lab, tmp_path):
+    """vmbr10 with a hand-written site-local IPv6 address (RESERVED to Net::IP): an update must send it again to keep
+    it, and check_ipv6_settings refuses it. The check run says so, and the real run writes nothing, not even the bridge
+    declared before it."""
+    current = files(lab)[0].replace('iface vmbr10 inet6 auto\n', 'iface vmbr10 inet6 static\n\taddress fec0::5/64\n#puls-managed\n')
+    current = current.replace('iface vmbr10 inet dhcp\n', 'iface vmbr10 inet manual\n')
+    lab.call(lambda: lab.pve.node_networks['pve1'].update(current=current))
+    declared = [{'name': 'vmbr2', 'type': 'bridge', 'ports': ['eno3']}, {'name': 'vmbr10', 'type': 'bridge', 'mtu': 1400}]
+    task = dict(network_task('Reserved', interfaces=declared), ignore_errors=True)
+    for check in (True, False):
+        run = run_playbook(tmp_path, play(task), lab.env, check=check, name=f'reserved-{check}')
+        assert run.rc == 0, run.stdout
+        message = run.one('Reserved')['msg']
+        assert [record['status'] for record in run.results] == ['failed'], message
+        assert message.startswith(
+            'interfaces[1]: vmbr10 on pve1 has the IPv6 address fec0::5/64, written on the node, which an update must send again to keep it, '
+            'and PVE refuses it: fec0::5 is outside the global (2000::/3), unique-local (fc00::/7) and link-local (fe80::/10) unicast ranges'
+        ), message
+    assert lab.writes() == [] and files(lab) == (current, None)

@@ -138,6 +138,28 @@ def test_an_update_pve_would_not_keep_dhcp_slaac_or_a_stanzas_options_through_is
     assert plan(spec({'name': 'vmbr10', 'type': 'bridge'}), observed({'vmbr10': dict(dhcp, comments='puls-managed\n')})).actions == ()
 
 
+def test_an_update_that_must_send_again_an_address_pve_refuses_is_refused_before_any_write():
+    """A hand-written address the update must send again (update_network keeps only those it is sent): PVE's
+    check_ipv6_settings refuses an IPv6 one of a reserved type, and CIDRv4/CIDRv6 a prefix length below 8."""
+    for key, cidr, problem in (
+        ('cidr6', 'fec0::5/64', 'fec0::5 is outside the global (2000::/3), unique-local (fc00::/7) and link-local (fe80::/10) unicast ranges'),
+        ('cidr6', 'ffff:ffff:ffff:ffff::/64', "ffff:ffff:ffff:ffff:: is of the type 'ANYCAST'"),
+        ('cidr6', 'fe80::5/4', 'the prefix length of fe80::5/4 is not 8 to 128'),
+        ('cidr', '127.0.0.5/4', 'the prefix length of 127.0.0.5/4 is not 8 to 32'),
+    ):
+        have = owned('vmbr1', type='bridge', families=['inet', 'inet6'], method='static', method6='static', **{key: cidr})
+        with pytest.raises(NetworkRefused) as refused:
+            plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(have))
+        message = str(refused.value)
+        assert message.startswith(f'interfaces[0]: vmbr1 on pve1 has the IPv{6 if key == "cidr6" else 4} address {cidr}, written on the node'), message
+        assert problem in message and 'Correct it on the node itself (/etc/network/interfaces)' in message
+    # Declared, an address replaces the written one, which is then not sent.
+    have = owned('vmbr1', type='bridge', method='static', cidr='127.0.0.5/4')
+    assert kinds(plan(spec({'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.0.0.5/24'}), observed(have))) == [(UPDATE, 'vmbr1'), (APPLY, None)]
+    # Unchanged, nothing is sent and nothing refused.
+    assert plan(spec({'name': 'vmbr1', 'type': 'bridge'}), observed(owned('vmbr1', type='bridge', cidr6='fec0::5/64'))).actions == ()
+
+
 def test_a_bridge_declared_without_ports_has_none_and_keeps_none():
     result = plan(spec({'name': 'vmbr2', 'type': 'bridge', 'ports': []}), observed())
     assert result.actions[0].params['params'] == {'type': 'bridge', 'autostart': 1, 'comments': 'puls-managed'}
@@ -223,6 +245,8 @@ def test_a_type_the_node_reads_differently_is_refused():
         ({'name': 'uplink', 'type': 'bond'}, 'interfaces[0].name', 'must be named bondN'),
         ({'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.0.0.300/8'}, 'interfaces[0].cidr', 'not an IPv4 address with its prefix'),
         ({'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.0.0.3'}, 'interfaces[0].cidr', 'lacks the prefix length'),
+        # pve_verify_cidrv4: a prefix length of 8 to 32.
+        ({'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.0.0.3/7'}, 'interfaces[0].cidr', 'prefix length of 127.0.0.3/7 is not 8 to 32'),
         ({'name': 'vmbr1', 'type': 'bridge', 'mtu': 100}, 'interfaces[0].mtu', '1280 to 65520'),
         ({'name': 'vmbr1', 'type': 'bridge', 'vlan_aware': True, 'vlan_ids': '5000'}, 'interfaces[0].vlan_ids', 'VLAN 5000 .* is 2 to 4094'),
         # pve_verify_vlan_id_or_range: VLAN 1 (the untagged default) and ranges not going up are refused.
