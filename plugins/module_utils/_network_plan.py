@@ -520,10 +520,15 @@ def _unkept(current: Mapping[str, Any], params: Mapping[str, Any]) -> str | None
         how = 'SLAAC' if method6 == 'auto' else method6.upper()
         return f'takes its IPv6 address by {how} (inet6 {method6}); PVE would drop that stanza'
     for family, key, label in (('inet', 'options', 'IPv4'), ('inet6', 'options6', 'IPv6')):
-        if family in families and family not in written and current.get(key):
-            lines = '; '.join(str(line) for line in current[key])
-            stanza = f'{family} {method if family == "inet" else method6}'
-            return f'has an {label} stanza ({stanza}) with no address but the options {lines!r}; PVE would drop that stanza with them'
+        if family in written or not current.get(key):
+            continue
+        lines = '; '.join(str(line) for line in current[key])
+        if family not in families:
+            # A stanza without a family (`iface NAME`, ifupdown2's): __read_etc_network_interfaces keeps its options as
+            # the inet ones, which __interface_to_string writes only in an inet stanza.
+            return f'has a stanza without a family, with an IPv6 address only and the options {lines!r}; PVE would write it as an inet6 stanza without them'
+        stanza = f'{family} {method if family == "inet" else method6}'
+        return f'has an {label} stanza ({stanza}) with no address but the options {lines!r}; PVE would drop that stanza with them'
     return None
 
 

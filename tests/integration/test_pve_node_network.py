@@ -9,6 +9,8 @@ Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integra
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from integration import lab_vms
@@ -202,6 +204,19 @@ def test_an_update_that_would_drop_the_options_of_a_stanza_without_an_address_is
         'PVE would drop that stanza with them.'
     ), message
     assert files(lab) == (current, None)
+    # The same options in a stanza without a family (ifupdown2's `iface vmbr10`) with an IPv6 address only.
+    stanzas = re.search(r'iface vmbr10 inet manual\n.*?\n\n', current, re.DOTALL).group(0) + 'iface vmbr10 inet6 static\n\taddress fe80::10/64\n\n'
+    assert stanzas in current, current
+    bridge = '\tbridge-ports eno4\n\tbridge-stp off\n\tbridge-fd 0\n'
+    typeless = current.replace(stanzas, f'iface vmbr10\n\taddress fe80::10/64\n{bridge}\tpost-up ip link set eno4 up\n\n')
+    lab.call(lambda: lab.pve.node_networks['pve1'].update(current=typeless))
+    run = run_playbook(tmp_path, play(dict(network_task('Typeless', adopt=True, interfaces=declared), ignore_errors=True)), lab.env, name='typeless')
+    assert run.rc == 0, run.stdout
+    message = run.one('Typeless').get('msg', '')
+    assert message.startswith(
+        "interfaces[0]: vmbr10 on pve1 has a stanza without a family, with an IPv6 address only and the options 'post-up ip link set eno4 up'"
+    ), run.one('Typeless')
+    assert files(lab) == (typeless, None)
 
 
 def test_an_address_written_on_the_node_that_pve_refuses_to_be_sent_again_is_refused_before_any_write(lab, tmp_path):

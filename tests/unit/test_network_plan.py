@@ -134,6 +134,16 @@ def test_an_update_pve_would_not_keep_dhcp_slaac_or_a_stanzas_options_through_is
     hooked = owned('vmbr1', type='bridge', families=['inet', 'inet6'], method6='static', cidr6='fe80::11/64', options=['post-up true'])
     with pytest.raises(NetworkRefused, match=r"has an IPv4 stanza \(inet manual\) with no address but the options 'post-up true'"):
         plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(hooked))
+    # A stanza without a family (ifupdown2's `iface vmbr1`) keeps its options as the inet ones: sent only its IPv6
+    # address, PVE writes it as an inet6 stanza without them.
+    typeless = owned('vmbr1', type='bridge', families=[None], cidr6='fe80::11/64', options=['post-up true'])
+    with pytest.raises(NetworkRefused, match=r"has a stanza without a family, with an IPv6 address only and the options 'post-up true'"):
+        plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(typeless))
+    dual = {'vmbr1': dict(typeless['vmbr1'], cidr='127.0.0.5/24')}
+    assert kinds(plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(dual))) == [
+        (UPDATE, 'vmbr1'),
+        (APPLY, None),
+    ]
     # Nothing to change, nothing sent: a marked DHCP bridge declared as it is stays as it is.
     assert plan(spec({'name': 'vmbr10', 'type': 'bridge'}), observed({'vmbr10': dict(dhcp, comments='puls-managed\n')})).actions == ()
 
