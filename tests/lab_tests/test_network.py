@@ -205,6 +205,11 @@ def test_bad_changes_are_refused_and_nothing_is_staged(lab, api):
     )
     assert api.error('PUT', NET + '/vmbr9', type='bridge')[::2] == (400, {'iface': 'interface does not exist'})
     assert api.error('POST', NET, iface='bond0', type='bond', slaves='eno9')[:2] == (500, "bond 'bond0' - unable to find slave 'eno9'")
+    # The bond-primary is one of the slaves, in any mode (Interfaces.pm "check bond").
+    primary = {'slaves': 'eno2 eno3', 'bond-primary': 'eno4'}
+    not_a_slave = (500, "bond 'bond0' - bond-primary interface is not a slave")
+    for mode in ('active-backup', 'balance-rr'):
+        assert api.error('POST', NET, iface='bond0', type='bond', bond_mode=mode, **primary)[:2] == not_a_slave
     assert api.error('POST', NET, iface='vmbr1', type='bridge', bridge_ports='eno2', mtu=9000)[:2] == (
         500,
         "interface 'eno2' - mtu 1500 is lower than 'vmbr1' - mtu 9000",
@@ -212,6 +217,12 @@ def test_bad_changes_are_refused_and_nothing_is_staged(lab, api):
     assert api.error('POST', NET, iface='eno7.20', type='vlan')[:2] == (500, "vlan 'eno7.20' - unable to find parent 'eno7'")
     # None of them staged anything.
     assert listing(api)[1] is None
+    # Taking its bond-primary away from a bond's slaves is refused too; with no slaves left the bond is not checked.
+    api.data('POST', NET, iface='bond0', type='bond', slaves='eno2 eno3', bond_mode='active-backup', **{'bond-primary': 'eno2'})
+    assert api.error('PUT', NET + '/bond0', type='bond', slaves='eno3')[:2] == not_a_slave
+    api.data('PUT', NET + '/bond0', type='bond', delete='slaves')
+    assert listing(api)[0]['bond0']['bond-primary'] == 'eno2'
+    api.data('DELETE', NET + '/bond0')
     api.data('POST', NET, iface='vmbr1', type='bridge', bridge_ports='eno2', cidr='127.0.0.3/8')
     assert api.error('POST', NET, iface='vmbr2', type='bridge', bridge_ports='vmbr1')[:2] == (
         500,
