@@ -88,6 +88,8 @@ ONLY_FOR = {
     'vlan_raw_device': 'vlan',
     'vlan_id': 'vlan',
 }
+# pve-common src/PVE/Network/Interfaces.pm __write_etc_network_interfaces ("check bond"), at every write.
+PRIMARY_RULE = 'PVE refuses a bond with slaves whose bond-primary is not one of them, in any mode'
 # Creation order by type (the ports first), deletion in reverse: a bridge's bond exists before it, a VLAN's bridge too.
 _ORDER = {'bond': 0, 'bridge': 1, 'vlan': 2}
 
@@ -191,6 +193,9 @@ def _check_iface(option: str, item: Mapping[str, Any]) -> Iface:
             settings[key] = _normalized(f'{option}.{key}', name, key, value)
     if 'bond_primary' in settings and settings.get('bond_mode') != 'active-backup':
         raise NetworkOptionError(f'{option}.bond_primary', f'{name}: bond_primary needs bond_mode active-backup (PVE writes it for that mode only)')
+    primary, ports = settings.get('bond_primary'), str(settings.get('ports') or '').split()
+    if primary and ports and primary not in ports:
+        raise NetworkOptionError(f'{option}.bond_primary', f'{name}: {primary} is not one of its ports ({" ".join(ports)}); {PRIMARY_RULE}')
     if 'vlan_ids' in settings and not settings.get('vlan_aware'):
         raise NetworkOptionError(f'{option}.vlan_ids', f'{name}: vlan_ids need vlan_aware: true')
     comments = item.get('comments')
@@ -428,6 +433,12 @@ def plan(spec: NetworkSpec, observed: Observed) -> Plan:
             creates.append(Action(CREATE, {'iface': iface.name, 'params': _create_params(iface)}))
             continue
         params, delete = _update_params(iface, current)
+        stale, drop = _bond_primary(iface, current, spec.node)
+        if stale:
+            refusals.append(stale)
+            continue
+        if drop:
+            delete.append('bond-primary')
         before[iface.name] = view(current, keys, marked)
         after[iface.name] = _declared_view(iface, keys, current)
         if params or delete:
@@ -492,9 +503,33 @@ def _release(update: Action, current: Mapping[str, Any]) -> Action | None:
         return None
     params: dict[str, Any] = {'type': kind}
     params.update(_resent(current, params))
+    delete = [] if kept else [key]
     if kept:
         params[key] = ' '.join(sorted(kept))
-    return Action(UPDATE, {'iface': update.params['iface'], 'params': params, 'delete': [] if kept else [key], 'release': True})
+        if current.get('bond-primary') and current['bond-primary'] not in kept:
+            delete.append('bond-primary')  # PRIMARY_RULE; the update after it sets the declared one
+    return Action(UPDATE, {'iface': update.params['iface'], 'params': params, 'delete': delete, 'release': True})
+
+
+def _bond_primary(iface: Iface, current: Mapping[str, Any], node: str) -> tuple[str | None, bool]:
+    """(the refusal, whether the update deletes bond-primary) for a bond whose bond-primary, declared or its own, the
+    update would leave outside its slaves (PRIMARY_RULE). Unless declared, it is deleted when the bond will not be in
+    mode active-backup, the only one PVE writes it for (__interface_to_string), so the node loses nothing it uses."""
+    if iface.type != 'bond':
+        return None, False
+    slaves = str(iface.settings['ports'] if 'ports' in iface.settings else current.get('slaves') or '').split()
+    primary = iface.settings.get('bond_primary') or current.get('bond-primary')
+    if not primary or not slaves or primary in slaves:
+        return None, False
+    if 'bond_primary' in iface.settings:
+        return f'{iface.option}.bond_primary: {iface.name} on {node}: {primary} is not one of its slaves ({" ".join(slaves)}); {PRIMARY_RULE}', False
+    if (iface.settings.get('bond_mode') or current.get('bond_mode') or 'balance-rr') != 'active-backup':
+        return None, True
+    return (
+        f'{iface.option}.ports: {iface.name} on {node} has the bond-primary {primary}, which these ports leave out; {PRIMARY_RULE}: '
+        'declare its bond_primary, one of the ports',
+        False,
+    )
 
 
 def _resent(current: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:

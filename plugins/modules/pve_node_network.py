@@ -113,7 +113,11 @@ options:
         type: str
         choices: [layer2, layer2+3, layer3+4]
       bond_primary:
-        description: The primary slave of a bond in mode V(active-backup).
+        description:
+          - The primary slave of a bond in mode V(active-backup), one of its ports.
+          - Proxmox VE refuses a bond whose bond-primary is not one of its slaves, so ports that leave out the bond's
+            own bond-primary are refused unless this names another one; in another mode, which does not use it, the
+            bond-primary is removed with them.
         type: str
       vlan_raw_device:
         description: The device of a VLAN interface not named C(DEVICE.ID), such as V(vlan30).

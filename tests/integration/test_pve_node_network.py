@@ -238,3 +238,22 @@ def test_an_address_written_on_the_node_that_pve_refuses_to_be_sent_again_is_ref
             'and PVE refuses it: fec0::5 is outside the global (2000::/3), unique-local (fc00::/7) and link-local (fe80::/10) unicast ranges'
         ), message
     assert lab.writes() == [] and files(lab) == (current, None)
+
+
+def test_a_bond_moves_its_bond_primary_to_another_port(lab, tmp_path):
+    """PVE refuses every write that leaves a bond's bond-primary outside its slaves (Interfaces.pm, check bond): the
+    release of eno2 takes the bond-primary away with it, and ports that leave it out undeclared are refused up front."""
+    bond = {'name': 'bond0', 'type': 'bond', 'ports': ['eno2', 'eno3'], 'bond_mode': 'active-backup', 'bond_primary': 'eno2'}
+    made = run_playbook(tmp_path, play(network_task('Bond', interfaces=[bond])), lab.env, name='bond')
+    assert made.rc == 0, made.stdout
+    writes = len(lab.writes())
+    left_out = dict(network_task('Left out', interfaces=[dict(bond, ports=['eno3'], bond_primary=None)]), ignore_errors=True)
+    refused = run_playbook(tmp_path, play(left_out), lab.env, check=True, name='left-out')
+    assert refused.rc == 0, refused.stdout
+    message = refused.one('Left out').get('msg', '')
+    assert message.startswith('interfaces[0].ports: bond0 on pve1 has the bond-primary eno2, which these ports leave out'), refused.one('Left out')
+    assert len(lab.writes()) == writes
+    moved = four_runs(tmp_path, play(network_task('Move', interfaces=[dict(bond, ports=['eno3'], bond_primary='eno3')])), lab.env)
+    assert moved.real.one('Move')['actions'] == ['update bond0 (release the ports it no longer has)', 'update bond0', 'apply']
+    have = interfaces(lab)['bond0']
+    assert (have['slaves'], have['bond-primary'], files(lab)[1]) == ('eno3', 'eno3', None)

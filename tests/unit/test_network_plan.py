@@ -191,6 +191,30 @@ def test_ports_moved_between_interfaces_are_released_before_deletes_and_creates(
     assert result.actions[4].params['params']['bridge_ports'] == 'eno2'
 
 
+def test_a_bond_keeps_its_bond_primary_among_its_slaves_at_every_write():
+    """Interfaces.pm "check bond": a bond with slaves has its bond-primary among them, in any mode, at every write."""
+    bond = owned('bond0', type='bond', slaves='eno2 eno3', bond_mode='active-backup', **{'bond-primary': 'eno2'})
+    declared = {'name': 'bond0', 'type': 'bond', 'ports': ['eno3', 'eno4'], 'bond_mode': 'active-backup', 'bond_primary': 'eno4'}
+    moved = plan(spec(declared), observed(bond))
+    # The release keeping eno3 only takes the bond-primary away too; the update then sets the declared one.
+    assert [(action.params['params'], action.params['delete']) for action in moved.actions[:-1]] == [
+        ({'type': 'bond', 'slaves': 'eno3'}, ['bond-primary']),
+        ({'slaves': 'eno3 eno4', 'bond-primary': 'eno4', 'type': 'bond'}, []),
+    ]
+    # Ports leaving out the bond's own bond-primary: refused in mode active-backup, which uses it ...
+    left_out = r'interfaces\[0\]\.ports: bond0 on pve1 has the bond-primary eno2, which these ports leave out; .*declare its bond_primary'
+    with pytest.raises(NetworkRefused, match=left_out):
+        plan(spec({'name': 'bond0', 'type': 'bond', 'ports': ['eno3']}), observed(bond))
+    # ... and deleted in another mode, where PVE does not write it.
+    other = plan(spec({'name': 'bond0', 'type': 'bond', 'ports': ['eno3'], 'bond_mode': '802.3ad'}), observed(bond))
+    assert other.actions[-2].params['delete'] == ['bond-primary'] and other.actions[-2].params['params']['bond_mode'] == '802.3ad'
+    # A declared bond_primary must be one of the ports, declared or the bond's own.
+    with pytest.raises(NetworkRefused, match=r'interfaces\[0\]\.bond_primary: bond0 on pve1: eno4 is not one of its slaves \(eno2 eno3\)'):
+        plan(spec({'name': 'bond0', 'type': 'bond', 'bond_mode': 'active-backup', 'bond_primary': 'eno4'}), observed(bond))
+    with pytest.raises(NetworkOptionError, match=r'interfaces\[0\]\.bond_primary: bond0: eno4 is not one of its ports \(eno2 eno3\)'):
+        spec(dict(declared, ports=['eno2', 'eno3']))
+
+
 def test_prune_deletes_only_marked_interfaces():
     have = {**owned('vmbr5', type='bridge', bridge_ports=''), 'vmbr6': {'iface': 'vmbr6', 'type': 'bridge', 'comments': 'by hand\n'}}
     result = plan(spec(prune=True), observed(have))
