@@ -460,6 +460,7 @@ def plan(spec: NetworkSpec, observed: Observed) -> Plan:
                 before[name] = view(settings, (), True)
                 after[name] = None
                 deletes.append((str(settings.get('type')), name))
+    refusals += _taken(spec, have, creates + updates, {name for _kind, name in deletes})
     for name in sorted(set(before) | set(after)):
         if before.get(name) != after.get(name) and name in protected and not spec.allow_management_change:
             refusals.append(
@@ -489,6 +490,45 @@ def plan(spec: NetworkSpec, observed: Observed) -> Plan:
             before['(pending)'] = observed.changes
             after['(pending)'] = None
     return Plan(tuple(actions), before, after)
+
+
+def _taken(spec: NetworkSpec, have: Mapping[str, Mapping[str, Any]], writes: Sequence[Action], deleted: set[str]) -> list[str]:
+    """The refusals of creates and updates that send a port or the default gateway another interface keeps after the
+    plan: pve-manager PVE/API2/Network.pm $check_duplicate_ports (bridge_ports, ovs_ports, slaves, ovs_bonds) and
+    $check_duplicate_gateway refuse them against the staged config. Releases and deletes come first, so the
+    interfaces as the plan leaves them are what each write meets."""
+    declared = {iface.name: iface for iface in spec.interfaces}
+    sent = {action.params['iface']: action.params['params'] for action in writes}
+    holders: dict[str, list[str]] = {}
+    gateways = []
+    for name in sorted(set(have) - deleted | set(sent)):
+        settings = have.get(name) or {}
+        iface = declared.get(name)
+        if iface is not None and 'ports' in iface.settings:
+            ports = str(iface.settings['ports']).split()
+        else:
+            ports = ' '.join(str(settings.get(key) or '') for key in ('bridge_ports', 'ovs_ports', 'slaves', 'ovs_bonds')).split()
+        for port in ports:
+            holders.setdefault(port, []).append(name)
+        if settings.get('gateway') or sent.get(name, {}).get('gateway'):
+            gateways.append(name)
+    refusals = []
+    for name, params in sent.items():
+        option = declared[name].option
+        for port in str(params.get('bridge_ports') or params.get('slaves') or '').split():
+            others = [other for other in holders.get(port, ()) if other != name]
+            if others:
+                refusals.append(
+                    f'{option}.ports: {name} on {spec.node}: {port} is a port of {others[0]} too; a port is on one interface only '
+                    f'(pve-manager PVE/API2/Network.pm check_duplicate_ports): take it off {others[0]} or choose another'
+                )
+        others = [other for other in gateways if other != name]
+        if params.get('gateway') and others:
+            refusals.append(
+                f'{option}.gateway: {name} on {spec.node}: {others[0]} has the default gateway; a node has one only '
+                f'(pve-manager PVE/API2/Network.pm check_duplicate_gateway): remove it from {others[0]} first, or leave gateway undeclared'
+            )
+    return refusals
 
 
 def _release(update: Action, current: Mapping[str, Any]) -> Action | None:

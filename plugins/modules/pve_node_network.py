@@ -16,7 +16,8 @@ description:
   - Check mode writes nothing and reports the same C(changed) and diff as the real run.
   - "Bad input fails before the first write: the options, the node, an interface this collection did not make
     (see O(adopt)), the interface that carries the node's own address (see O(allow_management_change)), changes
-    someone else staged (see O(pending_changes)), missing privileges."
+    someone else staged (see O(pending_changes)), missing privileges, a port or the default gateway another interface
+    keeps, a bond's bond-primary outside its ports."
   - When Proxmox VE refuses a change midway, or the reload (a node without ifupdown2), the changes this run staged are
     reverted, so nothing is applied and the next run does not find them staged.
   - "An update keeps the interface's IPv4 and IPv6 addresses: Proxmox VE keeps an address only when an update sends it

@@ -257,3 +257,21 @@ def test_a_bond_moves_its_bond_primary_to_another_port(lab, tmp_path):
     assert moved.real.one('Move')['actions'] == ['update bond0 (release the ports it no longer has)', 'update bond0', 'apply']
     have = interfaces(lab)['bond0']
     assert (have['slaves'], have['bond-primary'], files(lab)[1]) == ('eno3', 'eno3', None)
+
+
+def test_a_port_or_the_default_gateway_vmbr0_keeps_is_refused_before_any_write(lab, tmp_path):
+    """PVE refuses a port another interface has and a second default gateway (check_duplicate_ports,
+    check_duplicate_gateway); the check run says so too, rather than the real run failing after the first write."""
+    declared = [
+        {'name': 'vmbr2', 'type': 'bridge', 'ports': ['eno3']},
+        {'name': 'vmbr3', 'type': 'bridge', 'ports': ['eno1']},
+        {'name': 'vmbr2.40', 'type': 'vlan', 'cidr': lab.address(3) + '/24', 'gateway': lab.address(4)},
+    ]
+    task = dict(network_task('Taken', interfaces=declared), ignore_errors=True)
+    for check in (True, False):
+        run = run_playbook(tmp_path, play(task), lab.env, check=check, name=f'taken-{check}')
+        assert run.rc == 0, run.stdout
+        message = run.one('Taken').get('msg', '')
+        assert message.startswith('interfaces[1].ports: vmbr3 on pve1: eno1 is a port of vmbr0 too; a port is on one interface only'), run.one('Taken')
+        assert 'interfaces[2].gateway: vmbr2.40 on pve1: vmbr0 has the default gateway; a node has one only' in message
+    assert lab.writes() == [] and files(lab)[1] is None

@@ -191,6 +191,25 @@ def test_ports_moved_between_interfaces_are_released_before_deletes_and_creates(
     assert result.actions[4].params['params']['bridge_ports'] == 'eno2'
 
 
+def test_a_port_or_the_default_gateway_another_interface_keeps_is_refused_before_any_write():
+    """check_duplicate_ports and check_duplicate_gateway, met by each create and update as the plan leaves the others."""
+    vmbr0 = dict(INSTALLED['vmbr0'], gateway='127.0.0.1')
+    with pytest.raises(NetworkRefused) as refused:
+        plan(spec({'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno1', 'eno2'], 'gateway': '127.0.0.1'}), observed(vmbr0=vmbr0))
+    message = str(refused.value)
+    assert message.startswith('interfaces[0].ports: vmbr1 on pve1: eno1 is a port of vmbr0 too; a port is on one interface only'), message
+    assert 'interfaces[0].gateway: vmbr1 on pve1: vmbr0 has the default gateway; a node has one only' in message
+    # Two declared interfaces wanting one port; a port or gateway kept by an interface the run deletes is free.
+    with pytest.raises(NetworkRefused, match=r'interfaces\[1\]\.ports: vmbr2 on pve1: eno2 is a port of vmbr1 too'):
+        plan(spec({'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2']}, {'name': 'vmbr2', 'type': 'bridge', 'ports': ['eno2']}), observed())
+    have = owned('vmbr5', type='bridge', bridge_ports='eno2', gateway='127.0.0.1')
+    freed = plan(spec({'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2'], 'gateway': '127.0.0.1'}, prune=True), observed(have))
+    assert kinds(freed) == [(DELETE, 'vmbr5'), (CREATE, 'vmbr1'), (APPLY, None)]
+    # A gateway or port an interface has already is not sent again, so not refused.
+    kept = spec({'name': 'vmbr0', 'type': 'bridge', 'ports': ['eno1'], 'gateway': '127.0.0.1'}, adopt=True, allow_management_change=True)
+    assert plan(kept, observed(vmbr0=vmbr0)).actions[0].params['params'] == {'comments': 'puls-managed', 'type': 'bridge', 'cidr': ADDRESS + '/24'}
+
+
 def test_a_bond_keeps_its_bond_primary_among_its_slaves_at_every_write():
     """Interfaces.pm "check bond": a bond with slaves has its bond-primary among them, in any mode, at every write."""
     bond = owned('bond0', type='bond', slaves='eno2 eno3', bond_mode='active-backup', **{'bond-primary': 'eno2'})
