@@ -362,19 +362,28 @@ def management_chain(interfaces: Mapping[str, Mapping[str, Any]], address: str |
         return {}
     chain: dict[str, str] = {}
     queue = []
+    carrier: dict[str, str] = {}  # the interface carrying the address that each one of the chain is beneath
     for name, settings in sorted(interfaces.items()):
         if _carries(settings, address):
             chain[name] = f"{name} carries the node's management address {address}"
             queue.append(name)
+            carrier[name] = name
     while queue:
         upper = queue.pop(0)
         settings = interfaces.get(upper) or {}
         below = str(settings.get('bridge_ports') or '').split() + str(settings.get('slaves') or '').split()
         if settings.get('vlan-raw-device'):
             below.append(str(settings['vlan-raw-device']))
+        dotted = re.match(r'(\S+)\.\d+$', upper)
+        if upper not in interfaces and dotted:
+            # A bridge port DEVICE.ID with no stanza of its own is not listed; it is a VLAN of DEVICE (pve-common
+            # src/PVE/Network/Interfaces.pm __write_etc_network_interfaces, the bridge port check).
+            below.append(dotted.group(1))
         for port in below:
             if port not in chain:
-                chain[port] = f"{port} is beneath {upper}, which carries the node's management address {address}"
+                root = carrier[port] = carrier[upper]
+                via = f'{upper}, which is beneath {root}' if upper != root else root
+                chain[port] = f"{port} is beneath {via}, which carries the node's management address {address}"
                 queue.append(port)
     return chain
 

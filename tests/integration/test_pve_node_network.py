@@ -275,3 +275,25 @@ def test_a_port_or_the_default_gateway_vmbr0_keeps_is_refused_before_any_write(l
         assert message.startswith('interfaces[1].ports: vmbr3 on pve1: eno1 is a port of vmbr0 too; a port is on one interface only'), run.one('Taken')
         assert 'interfaces[2].gateway: vmbr2.40 on pve1: vmbr0 has the default gateway; a node has one only' in message
     assert lab.writes() == [] and files(lab)[1] is None
+
+
+def test_the_management_guard_follows_a_vlan_port_that_has_no_stanza_down_to_its_bond(lab, tmp_path):
+    """The node's address on vmbr20, whose port bond0.100 has no stanza, so the index does not list it: bond0 beneath
+    it is the management path all the same."""
+    bridge = '\tbridge-stp off\n\tbridge-fd 0\n'
+    extra = (
+        'auto bond0\niface bond0 inet manual\n\tbond-slaves eno2 eno3\n\tbond-miimon 100\n\tbond-mode balance-rr\n#puls-managed\n\n'
+        f'auto vmbr20\niface vmbr20 inet static\n\taddress {lab.address(6)}/24\n\tbridge-ports bond0.100\n{bridge}\n'
+    )
+    current = files(lab)[0] + extra
+    lab.call(lambda: lab.pve.node_networks['pve1'].update(current=current))
+    lab.call(lambda: lab.pve.node_ips.update(pve1=lab.address(6)))
+    assert 'bond0.100' not in interfaces(lab)
+    declared = [{'name': 'bond0', 'type': 'bond', 'ports': ['eno2']}]
+    run = run_playbook(tmp_path, play(dict(network_task('Management', interfaces=declared), ignore_errors=True)), lab.env)
+    assert run.rc == 0, run.stdout
+    message = run.one('Management').get('msg', '')
+    assert message.startswith(
+        f"bond0 on pve1: bond0 is beneath bond0.100, which is beneath vmbr20, which carries the node's management address {lab.address(6)}"
+    ), run.one('Management')
+    assert 'allow_management_change: true' in message and lab.writes() == []

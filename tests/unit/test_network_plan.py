@@ -270,6 +270,11 @@ def test_the_management_interface_and_its_ports_refuse_change_unless_allowed():
     bonded = observed(owned('bond0', type='bond', slaves='eno1'), vmbr0=dict(INSTALLED['vmbr0'], bridge_ports='bond0'))
     with pytest.raises(NetworkRefused, match='bond0 is beneath vmbr0'):
         plan(spec({'name': 'bond0', 'state': 'absent'}), bonded)
+    # So is the bond beneath a VLAN port of it that has no stanza, so is not listed (bridge-ports bond0.100).
+    tagged = observed(owned('bond0', type='bond', slaves='eno2 eno3'), vmbr0=dict(INSTALLED['vmbr0'], bridge_ports='bond0.100'))
+    assert set(management_chain(tagged.interfaces, ADDRESS)) == {'vmbr0', 'bond0.100', 'bond0', 'eno2', 'eno3'}
+    with pytest.raises(NetworkRefused, match="bond0 on pve1: bond0 is beneath bond0.100, which is beneath vmbr0, which carries the node's management"):
+        plan(spec({'name': 'bond0', 'type': 'bond', 'ports': ['eno2']}), tagged)
 
 
 def test_changes_staged_by_someone_else_are_refused_unless_applied_with_the_run():
