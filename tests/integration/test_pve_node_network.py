@@ -297,3 +297,28 @@ def test_the_management_guard_follows_a_vlan_port_that_has_no_stanza_down_to_its
         f"bond0 on pve1: bond0 is beneath bond0.100, which is beneath vmbr20, which carries the node's management address {lab.address(6)}"
     ), run.one('Management')
     assert 'allow_management_change: true' in message and lab.writes() == []
+
+
+def test_a_failed_reload_says_what_is_left_staged(lab, tmp_path):
+    """A reload task that fails had moved interfaces.new over interfaces first (reload_network_config's worker): nothing
+    is left staged and the next run changes nothing, which the error says. A reload PVE refuses while changes staged
+    before the run are applied with it: the run's own stay staged with them, not reverted, which the error says too."""
+    lab.call(lambda: lab.pve.network_reload_failures.update(pve1="command 'ifreload -a' failed: exit code 1"))
+    declared = [{'name': 'vmbr2', 'type': 'bridge', 'ports': ['eno3']}]
+    run = run_playbook(tmp_path, play(dict(network_task('Reload', interfaces=declared), ignore_errors=True)), lab.env, name='reload')
+    assert run.rc == 0, run.stdout
+    message = run.one('Reload').get('msg', '')
+    assert "ended with: command 'ifreload -a' failed: exit code 1" in message, run.one('Reload')
+    assert 'so nothing is left staged and the next run finds nothing to change' in message and 'ifreload -a)' in message
+    assert files(lab)[1] is None and 'vmbr2' in interfaces(lab)
+    lab.call(lambda: lab.pve.network_reload_failures.clear())
+    lab.call(lambda: lab.pve.nodes_without_ifupdown2.add('pve1'))
+    lab_vms.client(lab).post(NET, iface='vmbr8', type='bridge', comments='staged by hand')
+    declared = [{'name': 'vmbr3', 'type': 'bridge', 'ports': ['eno2']}]
+    task = network_task('Pending', pending_changes='apply', interfaces=declared)
+    run = run_playbook(tmp_path, play(dict(task, ignore_errors=True)), lab.env, name='pending')
+    assert run.rc == 0, run.stdout
+    message = run.one('Pending').get('msg', '')
+    assert message.startswith('applying the network of pve1 failed (HTTP 500): you need ifupdown2 to reload network configuration'), run.one('Pending')
+    assert 'the changes this run staged on pve1 are left staged with those staged before it' in message and 'apt install ifupdown2' in message
+    assert {'vmbr3', 'vmbr8'} <= set(interfaces(lab)) and files(lab)[1] is not None
