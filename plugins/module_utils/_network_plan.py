@@ -593,7 +593,7 @@ def _unkept(current: Mapping[str, Any], params: Mapping[str, Any]) -> str | None
     pve-manager PVE/API2/Network.pm update_network: ``families`` becomes inet for a sent ``cidr`` and inet6 for a sent
     ``cidr6`` (inet alone for neither), ``method``/``method6`` static with the address and manual without; pve-common
     src/PVE/Network/Interfaces.pm __write_etc_network_interfaces prints one stanza per family, a stanza's ``options``
-    (``options6`` for inet6) inside it.
+    (``options6`` for inet6) and its gateway (``gateway6``) inside it.
     """
     families = set(current.get('families') or ('inet',))
     method, method6 = current.get('method') or 'manual', current.get('method6') or 'manual'
@@ -603,10 +603,12 @@ def _unkept(current: Mapping[str, Any], params: Mapping[str, Any]) -> str | None
     if method6 not in ('static', 'manual'):
         how = 'SLAAC' if method6 == 'auto' else method6.upper()
         return f'takes its IPv6 address by {how} (inet6 {method6}); PVE would drop that stanza'
-    for family, key, label in (('inet', 'options', 'IPv4'), ('inet6', 'options6', 'IPv6')):
-        if family in written or not current.get(key):
+    for family, suffix, label in (('inet', '', 'IPv4'), ('inet6', '6', 'IPv6')):
+        kept = [str(line) for line in current.get('options' + suffix) or ()]
+        kept += [f'gateway {current["gateway" + suffix]}'] if current.get('gateway' + suffix) else []
+        if family in written or not kept:
             continue
-        lines = '; '.join(str(line) for line in current[key])
+        lines = '; '.join(kept)
         if family not in families:
             # A stanza without a family (`iface NAME`, ifupdown2's): __read_etc_network_interfaces keeps its options as
             # the inet ones, which __interface_to_string writes only in an inet stanza.

@@ -217,6 +217,15 @@ def test_an_update_that_would_drop_the_options_of_a_stanza_without_an_address_is
         "interfaces[0]: vmbr10 on pve1 has a stanza without a family, with an IPv6 address only and the options 'post-up ip link set eno4 up'"
     ), run.one('Typeless')
     assert files(lab) == (typeless, None)
+    # An IPv6 gateway in an inet6 stanza without an address, which PVE writes only in that stanza.
+    routed = current.replace('iface vmbr10 inet6 static\n\taddress fe80::10/64\n', 'iface vmbr10 inet6 static\n\tgateway fe80::10\n')
+    routed = routed.replace('iface vmbr10 inet manual\n\tpost-up ip link set eno4 up\n', 'iface vmbr10 inet manual\n')
+    lab.call(lambda: lab.pve.node_networks['pve1'].update(current=routed))
+    run = run_playbook(tmp_path, play(dict(network_task('Gateway', adopt=True, interfaces=declared), ignore_errors=True)), lab.env, name='gateway')
+    assert run.rc == 0, run.stdout
+    message = run.one('Gateway').get('msg', '')
+    assert message.startswith("interfaces[0]: vmbr10 on pve1 has an IPv6 stanza (inet6 static) with no address but the options 'gateway fe80::10'"), message
+    assert files(lab) == (routed, None)
 
 
 def test_an_address_written_on_the_node_that_pve_refuses_to_be_sent_again_is_refused_before_any_write(lab, tmp_path):

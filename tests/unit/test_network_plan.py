@@ -134,6 +134,10 @@ def test_an_update_pve_would_not_keep_dhcp_slaac_or_a_stanzas_options_through_is
     hooked = owned('vmbr1', type='bridge', families=['inet', 'inet6'], method6='static', cidr6='fe80::11/64', options=['post-up true'])
     with pytest.raises(NetworkRefused, match=r"has an IPv4 stanza \(inet manual\) with no address but the options 'post-up true'"):
         plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(hooked))
+    # A gateway without an address goes with its stanza too.
+    routed = owned('vmbr1', type='bridge', families=['inet', 'inet6'], method6='static', gateway6='fe80::1')
+    with pytest.raises(NetworkRefused, match=r"vmbr1 on pve1 has an IPv6 stanza \(inet6 static\) with no address but the options 'gateway fe80::1'"):
+        plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(routed))
     # A stanza without a family (ifupdown2's `iface vmbr1`) keeps its options as the inet ones: sent only its IPv6
     # address, PVE writes it as an inet6 stanza without them.
     typeless = owned('vmbr1', type='bridge', families=[None], cidr6='fe80::11/64', options=['post-up true'])
