@@ -26,7 +26,12 @@ Facts of PVE this relies on (pve-manager ``PVE/API2/Network.pm``, pve-common ``s
   sent, ``inet`` for ``cidr`` and ``inet6`` for ``cidr6`` (``inet`` alone when sent neither), and sets ``method`` and
   ``method6`` to static with an address and manual without; none of the three is a parameter. So an update keeps an
   interface's addresses only when sent them again, and never keeps DHCP or SLAAC, nor the options of a stanza it drops:
-  such an update is refused (``_unkept``) rather than sent.
+  such an update is refused (``_unkept``) rather than sent, and so is one that must send again an address PVE refuses
+  to be sent (``_refused_address``: check_ipv6_settings, the CIDR formats).
+- Each create and update is checked against the staged config: a port on one interface only, one default gateway
+  (``_taken``); and every write against the whole file: a bond's bond-primary among its slaves (``_bond_primary``).
+  The plan refuses those up front; other checks of the file (MTUs, slaves and parents that exist) are left to PVE,
+  whose refusal midway the module answers by reverting what it staged.
 
 Ownership: an interface this collection made has the line ``puls-managed`` in its comments (``MARK``). Undeclared,
 only a marked interface is pruned. Declared, an unmarked existing interface is refused unless ``adopt`` (it then gets
