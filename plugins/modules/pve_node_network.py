@@ -18,11 +18,11 @@ description:
     (see O(adopt)), the interface that carries the node's own address (see O(allow_management_change)), changes
     someone else staged (see O(pending_changes)), missing privileges, a port or the default gateway another interface
     keeps, a bond's bond-primary outside its ports."
-  - When Proxmox VE refuses a change midway, or the reload (a node without ifupdown2), the changes this run staged are
+  - "When Proxmox VE refuses a change midway, or the reload (a node without ifupdown2), the changes this run staged are
     reverted, so nothing is applied and the next run does not find them staged; but with changes staged before the
     run (O(pending_changes=apply)) they stay staged with those, which a revert would drop too, and the error says so.
     A reload whose task fails (C(ifreload -a)) has moved the staged changes into C(/etc/network/interfaces) already:
-    nothing is left staged, and the error says to reload the node's network once the cause is corrected.
+    nothing is left staged, and the error says to reload the node's network once the cause is corrected."
   - "An update keeps the interface's IPv4 and IPv6 addresses: Proxmox VE keeps an address only when an update sends it
     again, and sets the methods to static or manual. An update it would make lose DHCP (unless O(interfaces[].cidr)
     is declared), SLAAC or DHCPv6, or the options of a stanza without an address, is refused before any write, and so

@@ -6,6 +6,7 @@ one apply that converge them; it refuses unowned and management interfaces, and 
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from ansible_collections.puls.proxmox.plugins.module_utils._network_plan import (
     APPLY,
@@ -19,6 +20,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._network_plan import 
     management_chain,
     plan,
 )
+from ansible_collections.puls.proxmox.plugins.modules import pve_node_network
 
 ADDRESS = '127.0.0.201'
 # The installer's network as GET /nodes/pve1/network lists it.
@@ -333,3 +335,17 @@ def test_bad_input_names_the_option(item, option, message):
 def test_an_interface_declared_twice_is_refused():
     with pytest.raises(NetworkOptionError, match=r'interfaces\[1\]\.name: vmbr1 is declared twice \(also interfaces\[0\]\)'):
         spec({'name': 'vmbr1', 'type': 'bridge'}, {'name': 'vmbr1', 'type': 'bridge'})
+
+
+def test_pve_node_network_documents_each_option_as_declared():
+    """The module's documentation parses as YAML (a ': ' in a plain scalar does not) and matches its argument spec."""
+    documented = yaml.safe_load(pve_node_network.DOCUMENTATION)['options']
+    yaml.safe_load(pve_node_network.EXAMPLES)
+    yaml.safe_load(pve_node_network.RETURN)
+    assert list(documented) == list(pve_node_network.ARGUMENT_SPEC)
+    for name, option in pve_node_network.ARGUMENT_SPEC.items():
+        for key in ('type', 'elements', 'choices', 'default', 'required'):
+            assert documented[name].get(key) == option.get(key), (name, key)
+        for sub, sub_spec in (option.get('options') or {}).items():
+            for key in ('type', 'elements', 'choices', 'default'):
+                assert documented[name]['suboptions'][sub].get(key) == sub_spec.get(key), (name, sub, key)
