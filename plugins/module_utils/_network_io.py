@@ -76,17 +76,32 @@ def execute(client, node, plan, had_pending):
                 return True
             staged = True
         except PveApiError as exc:
-            # A reload task that ran had moved interfaces.new over interfaces before it failed: nothing is left to revert.
-            if not staged or had_pending or (action.kind == _network_plan.APPLY and exc.upid):
+            if action.kind == _network_plan.APPLY and exc.upid:
+                # A reload task that ran had moved interfaces.new over interfaces first: nothing is left to revert.
+                if exc.exitstatus:
+                    raise _failed(
+                        exc,
+                        f'; PVE had moved the staged changes into /etc/network/interfaces before ifreload -a failed, so nothing is '
+                        f'left staged and the next run finds nothing to change, while {node} may run them in part: correct the cause '
+                        'on the node, then reload its network (Apply Configuration in the web interface, or ifreload -a)',
+                    ) from None
                 raise
+            if not staged:
+                raise
+            if had_pending:
+                raise _failed(
+                    exc,
+                    f'; the changes this run staged on {node} are left staged with those staged before it (a revert would drop '
+                    f'those too): apply or revert them all (the node > System > Network){_advice(exc, node)}',
+                ) from None
             client.delete(base, idempotent=True, context=f'reverting the network changes this run staged on {node}')
-            raise PveApiError(
-                f'{exc}; the changes this run had staged on {node} were reverted, so its network is as it was{_advice(exc, node)}',
-                reason=exc.reason,
-                status=exc.status,
-                errors=exc.errors,
-            ) from None
+            raise _failed(exc, f'; the changes this run had staged on {node} were reverted, so its network is as it was{_advice(exc, node)}') from None
     return False
+
+
+def _failed(exc, said):
+    """exc with ``said`` added to its message."""
+    return PveApiError(f'{exc}{said}', reason=exc.reason, status=exc.status, errors=exc.errors, upid=exc.upid, exitstatus=exc.exitstatus, log=exc.log)
 
 
 def _advice(exc, node):

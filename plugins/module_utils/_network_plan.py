@@ -26,7 +26,12 @@ Facts of PVE this relies on (pve-manager ``PVE/API2/Network.pm``, pve-common ``s
   sent, ``inet`` for ``cidr`` and ``inet6`` for ``cidr6`` (``inet`` alone when sent neither), and sets ``method`` and
   ``method6`` to static with an address and manual without; none of the three is a parameter. So an update keeps an
   interface's addresses only when sent them again, and never keeps DHCP or SLAAC, nor the options of a stanza it drops:
-  such an update is refused (``_unkept``) rather than sent.
+  such an update is refused (``_unkept``) rather than sent, and so is one that must send again an address PVE refuses
+  to be sent (``_refused_address``: check_ipv6_settings, the CIDR formats).
+- Each create and update is checked against the staged config: a port on one interface only, one default gateway
+  (``_taken``); and every write against the whole file: a bond's bond-primary among its slaves (``_bond_primary``).
+  The plan refuses those up front; other checks of the file (MTUs, slaves and parents that exist) are left to PVE,
+  whose refusal midway the module answers by reverting what it staged.
 
 Ownership: an interface this collection made has the line ``puls-managed`` in its comments (``MARK``). Undeclared,
 only a marked interface is pruned. Declared, an unmarked existing interface is refused unless ``adopt`` (it then gets
@@ -54,6 +59,16 @@ CREATE, UPDATE, DELETE, APPLY = 'create', 'update', 'delete', 'apply'
 # Network.pm: the pve-iface format; the MTU range of $confdesc.
 _IFACE = re.compile(r'[A-Za-z][A-Za-z0-9_]{1,20}(?:[:.][0-9]+)?$')
 MTU_RANGE = (1280, 65520)
+# pve-manager PVE/API2/Network.pm check_ipv6_settings takes an IPv6 address whose Net::IP type (ip_iptypev6, by the
+# longest prefix of its table) is GLOBAL-UNICAST (2000::/3, but for the special ranges within it), UNIQUE-LOCAL-UNICAST
+# or LINK-LOCAL-UNICAST; an address equal to its netmask it calls ANYCAST and refuses too.
+_IPV6_HOST = tuple(ipaddress.IPv6Network(network) for network in ('2000::/3', 'fc00::/7', 'fe80::/10'))
+_IPV6_SPECIAL = {ipaddress.IPv6Network(network): kind for network, kind in (
+    ('2001::/32', 'TEREDO'), ('2001:db8::/32', 'DOCUMENTATION'), ('2001:10::/28', 'ORCHID'), ('2002::/16', '6TO4'),
+)}  # fmt: skip
+# pve-common src/PVE/JSONSchema.pm pve_verify_cidrv4 / pve_verify_cidrv6: the prefix lengths of the CIDRv4 and CIDRv6
+# formats of cidr and cidr6.
+PREFIX_RANGE = {4: (8, 32), 6: (8, 128)}
 # The declared option of each setting, and its PVE key.
 KEYS = {
     'ports': None,  # bridge_ports of a bridge, slaves of a bond
@@ -78,6 +93,8 @@ ONLY_FOR = {
     'vlan_raw_device': 'vlan',
     'vlan_id': 'vlan',
 }
+# pve-common src/PVE/Network/Interfaces.pm __write_etc_network_interfaces ("check bond"), at every write.
+PRIMARY_RULE = 'PVE refuses a bond with slaves whose bond-primary is not one of them, in any mode'
 # Creation order by type (the ports first), deletion in reverse: a bridge's bond exists before it, a VLAN's bridge too.
 _ORDER = {'bond': 0, 'bridge': 1, 'vlan': 2}
 
@@ -181,6 +198,9 @@ def _check_iface(option: str, item: Mapping[str, Any]) -> Iface:
             settings[key] = _normalized(f'{option}.{key}', name, key, value)
     if 'bond_primary' in settings and settings.get('bond_mode') != 'active-backup':
         raise NetworkOptionError(f'{option}.bond_primary', f'{name}: bond_primary needs bond_mode active-backup (PVE writes it for that mode only)')
+    primary, ports = settings.get('bond_primary'), str(settings.get('ports') or '').split()
+    if primary and ports and primary not in ports:
+        raise NetworkOptionError(f'{option}.bond_primary', f'{name}: {primary} is not one of its ports ({" ".join(ports)}); {PRIMARY_RULE}')
     if 'vlan_ids' in settings and not settings.get('vlan_aware'):
         raise NetworkOptionError(f'{option}.vlan_ids', f'{name}: vlan_ids need vlan_aware: true')
     comments = item.get('comments')
@@ -235,6 +255,9 @@ def _normalized(option: str, name: str, key: str, value: Any) -> Any:
             raise NetworkOptionError(option, f'{name}: {value!r} is not an IPv4 address with its prefix length (127.0.2.10/24)') from None
         if '/' not in str(value):
             raise NetworkOptionError(option, f'{name}: {value!r} lacks the prefix length (127.0.2.10/24)')
+        problem = address_problem(str(address), 4)
+        if problem:
+            raise NetworkOptionError(option, f'{name}: {problem}')
         return str(address)
     if key == 'gateway':
         try:
@@ -269,6 +292,30 @@ def _check_vlan_range(option: str, name: str, entry: str) -> None:
             raise NetworkOptionError(option, f'{name}: VLAN {int(bound)} in {entry!r} is not one PVE takes on a bridge: a VLAN ID is 2 to 4094')
     if len(bounds) == 2 and int(bounds[0]) >= int(bounds[1]):
         raise NetworkOptionError(option, f'{name}: the range {entry!r} must go from the lower to the higher VLAN ID (100-200); write a single VLAN as 100')
+
+
+def address_problem(cidr: str, version: int) -> str | None:
+    """Why PVE refuses ``cidr`` as the cidr (``version`` 4) or cidr6 (6) of a create or update, or None: its format
+    (CIDRv4, CIDRv6) with its prefix length (PREFIX_RANGE), and for IPv6 check_ipv6_settings (_IPV6_HOST)."""
+    try:
+        address = ipaddress.ip_interface(cidr)
+    except ValueError:
+        address = None
+    if address is None or address.version != version or '/' not in cidr:
+        return f'{cidr} is not an IPv{version} address with its prefix length'
+    low, high = PREFIX_RANGE[address.version]
+    if not low <= address.network.prefixlen <= high:
+        return f'the prefix length of {cidr} is not {low} to {high}, which PVE takes for a CIDRv{address.version} address'
+    if address.version == 4:
+        return None
+    ip = address.ip
+    special = next((kind for network, kind in _IPV6_SPECIAL.items() if ip in network), None)
+    if int(ip) == int(address.netmask):
+        special = 'ANYCAST'
+    if special or not any(ip in network for network in _IPV6_HOST):
+        kind = f"of the type '{special}'" if special else 'outside the global (2000::/3), unique-local (fc00::/7) and link-local (fe80::/10) unicast ranges'
+        return f'{ip} is {kind}, which PVE refuses as a host IPv6 address'
+    return None
 
 
 # ---------------------------------------------------------------------------------------------- what the node has
@@ -320,19 +367,28 @@ def management_chain(interfaces: Mapping[str, Mapping[str, Any]], address: str |
         return {}
     chain: dict[str, str] = {}
     queue = []
+    carrier: dict[str, str] = {}  # the interface carrying the address that each one of the chain is beneath
     for name, settings in sorted(interfaces.items()):
         if _carries(settings, address):
             chain[name] = f"{name} carries the node's management address {address}"
             queue.append(name)
+            carrier[name] = name
     while queue:
         upper = queue.pop(0)
         settings = interfaces.get(upper) or {}
         below = str(settings.get('bridge_ports') or '').split() + str(settings.get('slaves') or '').split()
         if settings.get('vlan-raw-device'):
             below.append(str(settings['vlan-raw-device']))
+        dotted = re.match(r'(\S+)\.\d+$', upper)
+        if upper not in interfaces and dotted:
+            # A bridge port DEVICE.ID with no stanza of its own is not listed; it is a VLAN of DEVICE (pve-common
+            # src/PVE/Network/Interfaces.pm __write_etc_network_interfaces, the bridge port check).
+            below.append(dotted.group(1))
         for port in below:
             if port not in chain:
-                chain[port] = f"{port} is beneath {upper}, which carries the node's management address {address}"
+                root = carrier[port] = carrier[upper]
+                via = f'{upper}, which is beneath {root}' if upper != root else root
+                chain[port] = f"{port} is beneath {via}, which carries the node's management address {address}"
                 queue.append(port)
     return chain
 
@@ -391,6 +447,12 @@ def plan(spec: NetworkSpec, observed: Observed) -> Plan:
             creates.append(Action(CREATE, {'iface': iface.name, 'params': _create_params(iface)}))
             continue
         params, delete = _update_params(iface, current)
+        stale, drop = _bond_primary(iface, current, spec.node)
+        if stale:
+            refusals.append(stale)
+            continue
+        if drop:
+            delete.append('bond-primary')
         before[iface.name] = view(current, keys, marked)
         after[iface.name] = _declared_view(iface, keys, current)
         if params or delete:
@@ -400,6 +462,10 @@ def plan(spec: NetworkSpec, observed: Observed) -> Plan:
             if problem:
                 refusals.append(_unkept_refusal(iface, spec.node, problem))
                 continue
+            refused = _refused_address(iface, spec.node, params)
+            if refused:
+                refusals.append(refused)
+                continue
             updates.append(Action(UPDATE, {'iface': iface.name, 'params': params, 'delete': delete}))
     if spec.prune:
         declared = {iface.name for iface in spec.interfaces}
@@ -408,6 +474,7 @@ def plan(spec: NetworkSpec, observed: Observed) -> Plan:
                 before[name] = view(settings, (), True)
                 after[name] = None
                 deletes.append((str(settings.get('type')), name))
+    refusals += _taken(spec, have, creates + updates, {name for _kind, name in deletes})
     for name in sorted(set(before) | set(after)):
         if before.get(name) != after.get(name) and name in protected and not spec.allow_management_change:
             refusals.append(
@@ -439,6 +506,45 @@ def plan(spec: NetworkSpec, observed: Observed) -> Plan:
     return Plan(tuple(actions), before, after)
 
 
+def _taken(spec: NetworkSpec, have: Mapping[str, Mapping[str, Any]], writes: Sequence[Action], deleted: set[str]) -> list[str]:
+    """The refusals of creates and updates that send a port or the default gateway another interface keeps after the
+    plan: pve-manager PVE/API2/Network.pm $check_duplicate_ports (bridge_ports, ovs_ports, slaves, ovs_bonds) and
+    $check_duplicate_gateway refuse them against the staged config. Releases and deletes come first, so the
+    interfaces as the plan leaves them are what each write meets."""
+    declared = {iface.name: iface for iface in spec.interfaces}
+    sent = {action.params['iface']: action.params['params'] for action in writes}
+    holders: dict[str, list[str]] = {}
+    gateways = []
+    for name in sorted(set(have) - deleted | set(sent)):
+        settings = have.get(name) or {}
+        iface = declared.get(name)
+        if iface is not None and 'ports' in iface.settings:
+            ports = str(iface.settings['ports']).split()
+        else:
+            ports = ' '.join(str(settings.get(key) or '') for key in ('bridge_ports', 'ovs_ports', 'slaves', 'ovs_bonds')).split()
+        for port in ports:
+            holders.setdefault(port, []).append(name)
+        if settings.get('gateway') or sent.get(name, {}).get('gateway'):
+            gateways.append(name)
+    refusals = []
+    for name, params in sent.items():
+        option = declared[name].option
+        for port in str(params.get('bridge_ports') or params.get('slaves') or '').split():
+            others = [other for other in holders.get(port, ()) if other != name]
+            if others:
+                refusals.append(
+                    f'{option}.ports: {name} on {spec.node}: {port} is a port of {others[0]} too; a port is on one interface only '
+                    f'(pve-manager PVE/API2/Network.pm check_duplicate_ports): take it off {others[0]} or choose another'
+                )
+        others = [other for other in gateways if other != name]
+        if params.get('gateway') and others:
+            refusals.append(
+                f'{option}.gateway: {name} on {spec.node}: {others[0]} has the default gateway; a node has one only '
+                f'(pve-manager PVE/API2/Network.pm check_duplicate_gateway): remove it from {others[0]} first, or leave gateway undeclared'
+            )
+    return refusals
+
+
 def _release(update: Action, current: Mapping[str, Any]) -> Action | None:
     """An update of only the ports that ``update`` keeps, when it takes some away; None when it takes none away."""
     kind = current.get('type')
@@ -451,9 +557,33 @@ def _release(update: Action, current: Mapping[str, Any]) -> Action | None:
         return None
     params: dict[str, Any] = {'type': kind}
     params.update(_resent(current, params))
+    delete = [] if kept else [key]
     if kept:
         params[key] = ' '.join(sorted(kept))
-    return Action(UPDATE, {'iface': update.params['iface'], 'params': params, 'delete': [] if kept else [key], 'release': True})
+        if current.get('bond-primary') and current['bond-primary'] not in kept:
+            delete.append('bond-primary')  # PRIMARY_RULE; the update after it sets the declared one
+    return Action(UPDATE, {'iface': update.params['iface'], 'params': params, 'delete': delete, 'release': True})
+
+
+def _bond_primary(iface: Iface, current: Mapping[str, Any], node: str) -> tuple[str | None, bool]:
+    """(the refusal, whether the update deletes bond-primary) for a bond whose bond-primary, declared or its own, the
+    update would leave outside its slaves (PRIMARY_RULE). Unless declared, it is deleted when the bond will not be in
+    mode active-backup, the only one PVE writes it for (__interface_to_string), so the node loses nothing it uses."""
+    if iface.type != 'bond':
+        return None, False
+    slaves = str(iface.settings['ports'] if 'ports' in iface.settings else current.get('slaves') or '').split()
+    primary = iface.settings.get('bond_primary') or current.get('bond-primary')
+    if not primary or not slaves or primary in slaves:
+        return None, False
+    if 'bond_primary' in iface.settings:
+        return f'{iface.option}.bond_primary: {iface.name} on {node}: {primary} is not one of its slaves ({" ".join(slaves)}); {PRIMARY_RULE}', False
+    if (iface.settings.get('bond_mode') or current.get('bond_mode') or 'balance-rr') != 'active-backup':
+        return None, True
+    return (
+        f'{iface.option}.ports: {iface.name} on {node} has the bond-primary {primary}, which these ports leave out; {PRIMARY_RULE}: '
+        'declare its bond_primary, one of the ports',
+        False,
+    )
 
 
 def _resent(current: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
@@ -468,7 +598,7 @@ def _unkept(current: Mapping[str, Any], params: Mapping[str, Any]) -> str | None
     pve-manager PVE/API2/Network.pm update_network: ``families`` becomes inet for a sent ``cidr`` and inet6 for a sent
     ``cidr6`` (inet alone for neither), ``method``/``method6`` static with the address and manual without; pve-common
     src/PVE/Network/Interfaces.pm __write_etc_network_interfaces prints one stanza per family, a stanza's ``options``
-    (``options6`` for inet6) inside it.
+    (``options6`` for inet6) and its gateway (``gateway6``) inside it.
     """
     families = set(current.get('families') or ('inet',))
     method, method6 = current.get('method') or 'manual', current.get('method6') or 'manual'
@@ -478,11 +608,34 @@ def _unkept(current: Mapping[str, Any], params: Mapping[str, Any]) -> str | None
     if method6 not in ('static', 'manual'):
         how = 'SLAAC' if method6 == 'auto' else method6.upper()
         return f'takes its IPv6 address by {how} (inet6 {method6}); PVE would drop that stanza'
-    for family, key, label in (('inet', 'options', 'IPv4'), ('inet6', 'options6', 'IPv6')):
-        if family in families and family not in written and current.get(key):
-            lines = '; '.join(str(line) for line in current[key])
-            stanza = f'{family} {method if family == "inet" else method6}'
-            return f'has an {label} stanza ({stanza}) with no address but the options {lines!r}; PVE would drop that stanza with them'
+    for family, suffix, label in (('inet', '', 'IPv4'), ('inet6', '6', 'IPv6')):
+        kept = [str(line) for line in current.get('options' + suffix) or ()]
+        kept += [f'gateway {current["gateway" + suffix]}'] if current.get('gateway' + suffix) else []
+        if family in written or not kept:
+            continue
+        lines = '; '.join(kept)
+        if family not in families:
+            # A stanza without a family (`iface NAME`, ifupdown2's): __read_etc_network_interfaces keeps its options as
+            # the inet ones, which __interface_to_string writes only in an inet stanza.
+            return f'has a stanza without a family, with an IPv6 address only and the options {lines!r}; PVE would write it as an inet6 stanza without them'
+        stanza = f'{family} {method if family == "inet" else method6}'
+        return f'has an {label} stanza ({stanza}) with no address but the options {lines!r}; PVE would drop that stanza with them'
+    return None
+
+
+def _refused_address(iface: Iface, node: str, params: Mapping[str, Any]) -> str | None:
+    """The refusal of an update that must send an address of the interface again (``_resent``) which PVE refuses to be
+    sent, as written by hand on the node; None when there is none (a declared cidr is checked as declared)."""
+    for key, version in (('cidr', 4), ('cidr6', 6)):
+        if not params.get(key) or key in iface.settings:
+            continue
+        problem = address_problem(str(params[key]), version)
+        if problem:
+            return (
+                f'{iface.option}: {iface.name} on {node} has the IPv{version} address {params[key]}, written on the node, which an update '
+                f'must send again to keep it, and PVE refuses it: {problem} (pve-manager PVE/API2/Network.pm update_network). '
+                f'Correct it on the node itself (/etc/network/interfaces), or leave {iface.name} undeclared'
+            )
     return None
 
 

@@ -16,12 +16,18 @@ description:
   - Check mode writes nothing and reports the same C(changed) and diff as the real run.
   - "Bad input fails before the first write: the options, the node, an interface this collection did not make
     (see O(adopt)), the interface that carries the node's own address (see O(allow_management_change)), changes
-    someone else staged (see O(pending_changes)), missing privileges."
-  - When Proxmox VE refuses a change midway, or the reload (a node without ifupdown2), the changes this run staged are
-    reverted, so nothing is applied and the next run does not find them staged.
+    someone else staged (see O(pending_changes)), missing privileges, a port or the default gateway another interface
+    keeps, a bond's bond-primary outside its ports."
+  - "When Proxmox VE refuses a change midway, or the reload (a node without ifupdown2), the changes this run staged are
+    reverted, so nothing is applied and the next run does not find them staged; but with changes staged before the
+    run (O(pending_changes=apply)) they stay staged with those, which a revert would drop too, and the error says so.
+    A reload whose task fails (C(ifreload -a)) has moved the staged changes into C(/etc/network/interfaces) already:
+    nothing is left staged, and the error says to reload the node's network once the cause is corrected."
   - "An update keeps the interface's IPv4 and IPv6 addresses: Proxmox VE keeps an address only when an update sends it
     again, and sets the methods to static or manual. An update it would make lose DHCP (unless O(interfaces[].cidr)
-    is declared), SLAAC or DHCPv6, or the options of a stanza without an address, is refused before any write."
+    is declared), SLAAC or DHCPv6, or the options of a stanza without an address, is refused before any write, and so
+    is one that would send again an address written on the node that Proxmox VE refuses to be sent (an IPv6 address
+    outside the unicast ranges, a prefix length below 8)."
 author:
   - puls.proxmox contributors (@puls-proxmox)
 extends_documentation_fragment:
@@ -84,7 +90,7 @@ options:
           - Without it, Proxmox VE writes V(2-4094).
         type: str
       cidr:
-        description: The IPv4 address with its prefix length, for example V(127.0.2.10/24).
+        description: The IPv4 address with its prefix length (8 to 32), for example V(127.0.2.10/24).
         type: str
       gateway:
         description: The default IPv4 gateway. Only one interface of a node may have one.
@@ -111,7 +117,11 @@ options:
         type: str
         choices: [layer2, layer2+3, layer3+4]
       bond_primary:
-        description: The primary slave of a bond in mode V(active-backup).
+        description:
+          - The primary slave of a bond in mode V(active-backup), one of its ports.
+          - Proxmox VE refuses a bond whose bond-primary is not one of its slaves, so ports that leave out the bond's
+            own bond-primary are refused unless this names another one; in another mode, which does not use it, the
+            bond-primary is removed with them.
         type: str
       vlan_raw_device:
         description: The device of a VLAN interface not named C(DEVICE.ID), such as V(vlan30).

@@ -9,6 +9,8 @@ Run inside a network namespace: hacking/netns-run .venv/bin/pytest tests/integra
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from integration import lab_vms
@@ -202,3 +204,130 @@ def test_an_update_that_would_drop_the_options_of_a_stanza_without_an_address_is
         'PVE would drop that stanza with them.'
     ), message
     assert files(lab) == (current, None)
+    # The same options in a stanza without a family (ifupdown2's `iface vmbr10`) with an IPv6 address only.
+    stanzas = re.search(r'iface vmbr10 inet manual\n.*?\n\n', current, re.DOTALL).group(0) + 'iface vmbr10 inet6 static\n\taddress fe80::10/64\n\n'
+    assert stanzas in current, current
+    bridge = '\tbridge-ports eno4\n\tbridge-stp off\n\tbridge-fd 0\n'
+    typeless = current.replace(stanzas, f'iface vmbr10\n\taddress fe80::10/64\n{bridge}\tpost-up ip link set eno4 up\n\n')
+    lab.call(lambda: lab.pve.node_networks['pve1'].update(current=typeless))
+    run = run_playbook(tmp_path, play(dict(network_task('Typeless', adopt=True, interfaces=declared), ignore_errors=True)), lab.env, name='typeless')
+    assert run.rc == 0, run.stdout
+    message = run.one('Typeless').get('msg', '')
+    assert message.startswith(
+        "interfaces[0]: vmbr10 on pve1 has a stanza without a family, with an IPv6 address only and the options 'post-up ip link set eno4 up'"
+    ), run.one('Typeless')
+    assert files(lab) == (typeless, None)
+    # An IPv6 gateway in an inet6 stanza without an address, which PVE writes only in that stanza.
+    routed = current.replace('iface vmbr10 inet6 static\n\taddress fe80::10/64\n', 'iface vmbr10 inet6 static\n\tgateway fe80::10\n')
+    routed = routed.replace('iface vmbr10 inet manual\n\tpost-up ip link set eno4 up\n', 'iface vmbr10 inet manual\n')
+    lab.call(lambda: lab.pve.node_networks['pve1'].update(current=routed))
+    run = run_playbook(tmp_path, play(dict(network_task('Gateway', adopt=True, interfaces=declared), ignore_errors=True)), lab.env, name='gateway')
+    assert run.rc == 0, run.stdout
+    message = run.one('Gateway').get('msg', '')
+    assert message.startswith("interfaces[0]: vmbr10 on pve1 has an IPv6 stanza (inet6 static) with no address but the options 'gateway fe80::10'"), message
+    assert files(lab) == (routed, None)
+
+
+def test_an_address_written_on_the_node_that_pve_refuses_to_be_sent_again_is_refused_before_any_write(lab, tmp_path):
+    """vmbr10 with a hand-written site-local IPv6 address (RESERVED to Net::IP): an update must send it again to keep
+    it, and check_ipv6_settings refuses it. The check run says so, and the real run writes nothing, not even the bridge
+    declared before it."""
+    current = files(lab)[0].replace('iface vmbr10 inet6 auto\n', 'iface vmbr10 inet6 static\n\taddress fec0::5/64\n#puls-managed\n')
+    current = current.replace('iface vmbr10 inet dhcp\n', 'iface vmbr10 inet manual\n')
+    lab.call(lambda: lab.pve.node_networks['pve1'].update(current=current))
+    declared = [{'name': 'vmbr2', 'type': 'bridge', 'ports': ['eno3']}, {'name': 'vmbr10', 'type': 'bridge', 'mtu': 1400}]
+    task = dict(network_task('Reserved', interfaces=declared), ignore_errors=True)
+    for check in (True, False):
+        run = run_playbook(tmp_path, play(task), lab.env, check=check, name=f'reserved-{check}')
+        assert run.rc == 0, run.stdout
+        message = run.one('Reserved')['msg']
+        assert [record['status'] for record in run.results] == ['failed'], message
+        assert message.startswith(
+            'interfaces[1]: vmbr10 on pve1 has the IPv6 address fec0::5/64, written on the node, which an update must send again to keep it, '
+            'and PVE refuses it: fec0::5 is outside the global (2000::/3), unique-local (fc00::/7) and link-local (fe80::/10) unicast ranges'
+        ), message
+    assert lab.writes() == [] and files(lab) == (current, None)
+
+
+def test_a_bond_moves_its_bond_primary_to_another_port(lab, tmp_path):
+    """PVE refuses every write that leaves a bond's bond-primary outside its slaves (Interfaces.pm, check bond): the
+    release of eno2 takes the bond-primary away with it, and ports that leave it out undeclared are refused up front."""
+    bond = {'name': 'bond0', 'type': 'bond', 'ports': ['eno2', 'eno3'], 'bond_mode': 'active-backup', 'bond_primary': 'eno2'}
+    made = run_playbook(tmp_path, play(network_task('Bond', interfaces=[bond])), lab.env, name='bond')
+    assert made.rc == 0, made.stdout
+    writes = len(lab.writes())
+    left_out = dict(network_task('Left out', interfaces=[dict(bond, ports=['eno3'], bond_primary=None)]), ignore_errors=True)
+    refused = run_playbook(tmp_path, play(left_out), lab.env, check=True, name='left-out')
+    assert refused.rc == 0, refused.stdout
+    message = refused.one('Left out').get('msg', '')
+    assert message.startswith('interfaces[0].ports: bond0 on pve1 has the bond-primary eno2, which these ports leave out'), refused.one('Left out')
+    assert len(lab.writes()) == writes
+    moved = four_runs(tmp_path, play(network_task('Move', interfaces=[dict(bond, ports=['eno3'], bond_primary='eno3')])), lab.env)
+    assert moved.real.one('Move')['actions'] == ['update bond0 (release the ports it no longer has)', 'update bond0', 'apply']
+    have = interfaces(lab)['bond0']
+    assert (have['slaves'], have['bond-primary'], files(lab)[1]) == ('eno3', 'eno3', None)
+
+
+def test_a_port_or_the_default_gateway_vmbr0_keeps_is_refused_before_any_write(lab, tmp_path):
+    """PVE refuses a port another interface has and a second default gateway (check_duplicate_ports,
+    check_duplicate_gateway); the check run says so too, rather than the real run failing after the first write."""
+    declared = [
+        {'name': 'vmbr2', 'type': 'bridge', 'ports': ['eno3']},
+        {'name': 'vmbr3', 'type': 'bridge', 'ports': ['eno1']},
+        {'name': 'vmbr2.40', 'type': 'vlan', 'cidr': lab.address(3) + '/24', 'gateway': lab.address(4)},
+    ]
+    task = dict(network_task('Taken', interfaces=declared), ignore_errors=True)
+    for check in (True, False):
+        run = run_playbook(tmp_path, play(task), lab.env, check=check, name=f'taken-{check}')
+        assert run.rc == 0, run.stdout
+        message = run.one('Taken').get('msg', '')
+        assert message.startswith('interfaces[1].ports: vmbr3 on pve1: eno1 is a port of vmbr0 too; a port is on one interface only'), run.one('Taken')
+        assert 'interfaces[2].gateway: vmbr2.40 on pve1: vmbr0 has the default gateway; a node has one only' in message
+    assert lab.writes() == [] and files(lab)[1] is None
+
+
+def test_the_management_guard_follows_a_vlan_port_that_has_no_stanza_down_to_its_bond(lab, tmp_path):
+    """The node's address on vmbr20, whose port bond0.100 has no stanza, so the index does not list it: bond0 beneath
+    it is the management path all the same."""
+    bridge = '\tbridge-stp off\n\tbridge-fd 0\n'
+    extra = (
+        'auto bond0\niface bond0 inet manual\n\tbond-slaves eno2 eno3\n\tbond-miimon 100\n\tbond-mode balance-rr\n#puls-managed\n\n'
+        f'auto vmbr20\niface vmbr20 inet static\n\taddress {lab.address(6)}/24\n\tbridge-ports bond0.100\n{bridge}\n'
+    )
+    current = files(lab)[0] + extra
+    lab.call(lambda: lab.pve.node_networks['pve1'].update(current=current))
+    lab.call(lambda: lab.pve.node_ips.update(pve1=lab.address(6)))
+    assert 'bond0.100' not in interfaces(lab)
+    declared = [{'name': 'bond0', 'type': 'bond', 'ports': ['eno2']}]
+    run = run_playbook(tmp_path, play(dict(network_task('Management', interfaces=declared), ignore_errors=True)), lab.env)
+    assert run.rc == 0, run.stdout
+    message = run.one('Management').get('msg', '')
+    assert message.startswith(
+        f"bond0 on pve1: bond0 is beneath bond0.100, which is beneath vmbr20, which carries the node's management address {lab.address(6)}"
+    ), run.one('Management')
+    assert 'allow_management_change: true' in message and lab.writes() == []
+
+
+def test_a_failed_reload_says_what_is_left_staged(lab, tmp_path):
+    """A reload task that fails had moved interfaces.new over interfaces first (reload_network_config's worker): nothing
+    is left staged and the next run changes nothing, which the error says. A reload PVE refuses while changes staged
+    before the run are applied with it: the run's own stay staged with them, not reverted, which the error says too."""
+    lab.call(lambda: lab.pve.network_reload_failures.update(pve1="command 'ifreload -a' failed: exit code 1"))
+    declared = [{'name': 'vmbr2', 'type': 'bridge', 'ports': ['eno3']}]
+    run = run_playbook(tmp_path, play(dict(network_task('Reload', interfaces=declared), ignore_errors=True)), lab.env, name='reload')
+    assert run.rc == 0, run.stdout
+    message = run.one('Reload').get('msg', '')
+    assert "ended with: command 'ifreload -a' failed: exit code 1" in message, run.one('Reload')
+    assert 'so nothing is left staged and the next run finds nothing to change' in message and 'ifreload -a)' in message
+    assert files(lab)[1] is None and 'vmbr2' in interfaces(lab)
+    lab.call(lambda: lab.pve.network_reload_failures.clear())
+    lab.call(lambda: lab.pve.nodes_without_ifupdown2.add('pve1'))
+    lab_vms.client(lab).post(NET, iface='vmbr8', type='bridge', comments='staged by hand')
+    declared = [{'name': 'vmbr3', 'type': 'bridge', 'ports': ['eno2']}]
+    task = network_task('Pending', pending_changes='apply', interfaces=declared)
+    run = run_playbook(tmp_path, play(dict(task, ignore_errors=True)), lab.env, name='pending')
+    assert run.rc == 0, run.stdout
+    message = run.one('Pending').get('msg', '')
+    assert message.startswith('applying the network of pve1 failed (HTTP 500): you need ifupdown2 to reload network configuration'), run.one('Pending')
+    assert 'the changes this run staged on pve1 are left staged with those staged before it' in message and 'apt install ifupdown2' in message
+    assert {'vmbr3', 'vmbr8'} <= set(interfaces(lab)) and files(lab)[1] is not None

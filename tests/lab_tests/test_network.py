@@ -91,6 +91,32 @@ def test_an_update_keeps_a_family_only_when_sent_its_address(lab, api):
     assert listing(api)[0]['vmbr10']['families'] == ['inet6'] and 'post-up' not in lab.pve.network_files('pve1')[1]
 
 
+def test_a_stanza_without_a_family_is_read_with_its_options_as_the_inet_ones(lab, api):
+    # __read_etc_network_interfaces: `iface NAME` (ifupdown2) has the family undef, an address with a colon is address6,
+    # other options go to `options`; __interface_to_string writes those only in an inet stanza (or a typeless one).
+    files = lab.pve.node_networks['pve1']
+    bridge = '\tbridge-ports eno2\n\tbridge-stp off\n\tbridge-fd 0\n'
+    stanza = f'auto vmbr1\niface vmbr1\n\taddress fe80::11/64\n{bridge}\tpost-up ip link set eno2 up\n#typeless\n\n'
+    files['current'] += stanza
+    vmbr1 = listing(api)[0]['vmbr1']
+    assert (vmbr1['families'], vmbr1['method'], vmbr1['method6'], vmbr1['cidr6'], vmbr1['options'], vmbr1['comments']) == (
+        [None],
+        'manual',
+        'manual',
+        'fe80::11/64',
+        ['post-up ip link set eno2 up'],
+        'typeless\n',
+    )
+    # Written again (another interface's change), it stays as it was.
+    api.data('POST', NET, iface='vmbr2', type='bridge')
+    assert stanza in lab.pve.network_files('pve1')[1]
+    # Updated with its IPv6 address, it becomes an inet6 stanza without the options.
+    api.data('PUT', NET + '/vmbr1', type='bridge', cidr6='fe80::11/64')
+    vmbr1 = listing(api)[0]['vmbr1']
+    assert vmbr1['families'] == ['inet6'] and 'options' not in vmbr1 and 'post-up' not in lab.pve.network_files('pve1')[1]
+    assert 'iface vmbr1 inet6 static\n\taddress fe80::11/64\n\tbridge-ports eno2\n' in lab.pve.network_files('pve1')[1]
+
+
 def test_an_ipv6_address_must_be_a_unicast_host_address(lab, api):
     # check_ipv6_settings, on create and update: Net::IP's type of the address, the subnet-router anycast refused too.
     refused = {
@@ -179,6 +205,11 @@ def test_bad_changes_are_refused_and_nothing_is_staged(lab, api):
     )
     assert api.error('PUT', NET + '/vmbr9', type='bridge')[::2] == (400, {'iface': 'interface does not exist'})
     assert api.error('POST', NET, iface='bond0', type='bond', slaves='eno9')[:2] == (500, "bond 'bond0' - unable to find slave 'eno9'")
+    # The bond-primary is one of the slaves, in any mode (Interfaces.pm "check bond").
+    primary = {'slaves': 'eno2 eno3', 'bond-primary': 'eno4'}
+    not_a_slave = (500, "bond 'bond0' - bond-primary interface is not a slave")
+    for mode in ('active-backup', 'balance-rr'):
+        assert api.error('POST', NET, iface='bond0', type='bond', bond_mode=mode, **primary)[:2] == not_a_slave
     assert api.error('POST', NET, iface='vmbr1', type='bridge', bridge_ports='eno2', mtu=9000)[:2] == (
         500,
         "interface 'eno2' - mtu 1500 is lower than 'vmbr1' - mtu 9000",
@@ -186,6 +217,12 @@ def test_bad_changes_are_refused_and_nothing_is_staged(lab, api):
     assert api.error('POST', NET, iface='eno7.20', type='vlan')[:2] == (500, "vlan 'eno7.20' - unable to find parent 'eno7'")
     # None of them staged anything.
     assert listing(api)[1] is None
+    # Taking its bond-primary away from a bond's slaves is refused too; with no slaves left the bond is not checked.
+    api.data('POST', NET, iface='bond0', type='bond', slaves='eno2 eno3', bond_mode='active-backup', **{'bond-primary': 'eno2'})
+    assert api.error('PUT', NET + '/bond0', type='bond', slaves='eno3')[:2] == not_a_slave
+    api.data('PUT', NET + '/bond0', type='bond', delete='slaves')
+    assert listing(api)[0]['bond0']['bond-primary'] == 'eno2'
+    api.data('DELETE', NET + '/bond0')
     api.data('POST', NET, iface='vmbr1', type='bridge', bridge_ports='eno2', cidr='127.0.0.3/8')
     assert api.error('POST', NET, iface='vmbr2', type='bridge', bridge_ports='vmbr1')[:2] == (
         500,

@@ -6,6 +6,7 @@ one apply that converge them; it refuses unowned and management interfaces, and 
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from ansible_collections.puls.proxmox.plugins.module_utils._network_plan import (
     APPLY,
@@ -19,6 +20,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._network_plan import 
     management_chain,
     plan,
 )
+from ansible_collections.puls.proxmox.plugins.modules import pve_node_network
 
 ADDRESS = '127.0.0.201'
 # The installer's network as GET /nodes/pve1/network lists it.
@@ -134,8 +136,44 @@ def test_an_update_pve_would_not_keep_dhcp_slaac_or_a_stanzas_options_through_is
     hooked = owned('vmbr1', type='bridge', families=['inet', 'inet6'], method6='static', cidr6='fe80::11/64', options=['post-up true'])
     with pytest.raises(NetworkRefused, match=r"has an IPv4 stanza \(inet manual\) with no address but the options 'post-up true'"):
         plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(hooked))
+    # A gateway without an address goes with its stanza too.
+    routed = owned('vmbr1', type='bridge', families=['inet', 'inet6'], method6='static', gateway6='fe80::1')
+    with pytest.raises(NetworkRefused, match=r"vmbr1 on pve1 has an IPv6 stanza \(inet6 static\) with no address but the options 'gateway fe80::1'"):
+        plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(routed))
+    # A stanza without a family (ifupdown2's `iface vmbr1`) keeps its options as the inet ones: sent only its IPv6
+    # address, PVE writes it as an inet6 stanza without them.
+    typeless = owned('vmbr1', type='bridge', families=[None], cidr6='fe80::11/64', options=['post-up true'])
+    with pytest.raises(NetworkRefused, match=r"has a stanza without a family, with an IPv6 address only and the options 'post-up true'"):
+        plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(typeless))
+    dual = {'vmbr1': dict(typeless['vmbr1'], cidr='127.0.0.5/24')}
+    assert kinds(plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(dual))) == [
+        (UPDATE, 'vmbr1'),
+        (APPLY, None),
+    ]
     # Nothing to change, nothing sent: a marked DHCP bridge declared as it is stays as it is.
     assert plan(spec({'name': 'vmbr10', 'type': 'bridge'}), observed({'vmbr10': dict(dhcp, comments='puls-managed\n')})).actions == ()
+
+
+def test_an_update_that_must_send_again_an_address_pve_refuses_is_refused_before_any_write():
+    """A hand-written address the update must send again (update_network keeps only those it is sent): PVE's
+    check_ipv6_settings refuses an IPv6 one of a reserved type, and CIDRv4/CIDRv6 a prefix length below 8."""
+    for key, cidr, problem in (
+        ('cidr6', 'fec0::5/64', 'fec0::5 is outside the global (2000::/3), unique-local (fc00::/7) and link-local (fe80::/10) unicast ranges'),
+        ('cidr6', 'ffff:ffff:ffff:ffff::/64', "ffff:ffff:ffff:ffff:: is of the type 'ANYCAST'"),
+        ('cidr6', 'fe80::5/4', 'the prefix length of fe80::5/4 is not 8 to 128'),
+        ('cidr', '127.0.0.5/4', 'the prefix length of 127.0.0.5/4 is not 8 to 32'),
+    ):
+        have = owned('vmbr1', type='bridge', families=['inet', 'inet6'], method='static', method6='static', **{key: cidr})
+        with pytest.raises(NetworkRefused) as refused:
+            plan(spec({'name': 'vmbr1', 'type': 'bridge', 'mtu': 1400}), observed(have))
+        message = str(refused.value)
+        assert message.startswith(f'interfaces[0]: vmbr1 on pve1 has the IPv{6 if key == "cidr6" else 4} address {cidr}, written on the node'), message
+        assert problem in message and 'Correct it on the node itself (/etc/network/interfaces)' in message
+    # Declared, an address replaces the written one, which is then not sent.
+    have = owned('vmbr1', type='bridge', method='static', cidr='127.0.0.5/4')
+    assert kinds(plan(spec({'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.0.0.5/24'}), observed(have))) == [(UPDATE, 'vmbr1'), (APPLY, None)]
+    # Unchanged, nothing is sent and nothing refused.
+    assert plan(spec({'name': 'vmbr1', 'type': 'bridge'}), observed(owned('vmbr1', type='bridge', cidr6='fec0::5/64'))).actions == ()
 
 
 def test_a_bridge_declared_without_ports_has_none_and_keeps_none():
@@ -157,6 +195,49 @@ def test_ports_moved_between_interfaces_are_released_before_deletes_and_creates(
     assert kinds(result) == [(UPDATE, 'vmbr1'), (DELETE, 'vmbr1.30'), (DELETE, 'bond0'), (CREATE, 'bond1'), (UPDATE, 'vmbr1'), (APPLY, None)]
     assert result.actions[0].params['delete'] == ['bridge_ports'] and result.actions[0].params['release'] is True
     assert result.actions[4].params['params']['bridge_ports'] == 'eno2'
+
+
+def test_a_port_or_the_default_gateway_another_interface_keeps_is_refused_before_any_write():
+    """check_duplicate_ports and check_duplicate_gateway, met by each create and update as the plan leaves the others."""
+    vmbr0 = dict(INSTALLED['vmbr0'], gateway='127.0.0.1')
+    with pytest.raises(NetworkRefused) as refused:
+        plan(spec({'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno1', 'eno2'], 'gateway': '127.0.0.1'}), observed(vmbr0=vmbr0))
+    message = str(refused.value)
+    assert message.startswith('interfaces[0].ports: vmbr1 on pve1: eno1 is a port of vmbr0 too; a port is on one interface only'), message
+    assert 'interfaces[0].gateway: vmbr1 on pve1: vmbr0 has the default gateway; a node has one only' in message
+    # Two declared interfaces wanting one port; a port or gateway kept by an interface the run deletes is free.
+    with pytest.raises(NetworkRefused, match=r'interfaces\[1\]\.ports: vmbr2 on pve1: eno2 is a port of vmbr1 too'):
+        plan(spec({'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2']}, {'name': 'vmbr2', 'type': 'bridge', 'ports': ['eno2']}), observed())
+    have = owned('vmbr5', type='bridge', bridge_ports='eno2', gateway='127.0.0.1')
+    freed = plan(spec({'name': 'vmbr1', 'type': 'bridge', 'ports': ['eno2'], 'gateway': '127.0.0.1'}, prune=True), observed(have))
+    assert kinds(freed) == [(DELETE, 'vmbr5'), (CREATE, 'vmbr1'), (APPLY, None)]
+    # A gateway or port an interface has already is not sent again, so not refused.
+    kept = spec({'name': 'vmbr0', 'type': 'bridge', 'ports': ['eno1'], 'gateway': '127.0.0.1'}, adopt=True, allow_management_change=True)
+    assert plan(kept, observed(vmbr0=vmbr0)).actions[0].params['params'] == {'comments': 'puls-managed', 'type': 'bridge', 'cidr': ADDRESS + '/24'}
+
+
+def test_a_bond_keeps_its_bond_primary_among_its_slaves_at_every_write():
+    """Interfaces.pm "check bond": a bond with slaves has its bond-primary among them, in any mode, at every write."""
+    bond = owned('bond0', type='bond', slaves='eno2 eno3', bond_mode='active-backup', **{'bond-primary': 'eno2'})
+    declared = {'name': 'bond0', 'type': 'bond', 'ports': ['eno3', 'eno4'], 'bond_mode': 'active-backup', 'bond_primary': 'eno4'}
+    moved = plan(spec(declared), observed(bond))
+    # The release keeping eno3 only takes the bond-primary away too; the update then sets the declared one.
+    assert [(action.params['params'], action.params['delete']) for action in moved.actions[:-1]] == [
+        ({'type': 'bond', 'slaves': 'eno3'}, ['bond-primary']),
+        ({'slaves': 'eno3 eno4', 'bond-primary': 'eno4', 'type': 'bond'}, []),
+    ]
+    # Ports leaving out the bond's own bond-primary: refused in mode active-backup, which uses it ...
+    left_out = r'interfaces\[0\]\.ports: bond0 on pve1 has the bond-primary eno2, which these ports leave out; .*declare its bond_primary'
+    with pytest.raises(NetworkRefused, match=left_out):
+        plan(spec({'name': 'bond0', 'type': 'bond', 'ports': ['eno3']}), observed(bond))
+    # ... and deleted in another mode, where PVE does not write it.
+    other = plan(spec({'name': 'bond0', 'type': 'bond', 'ports': ['eno3'], 'bond_mode': '802.3ad'}), observed(bond))
+    assert other.actions[-2].params['delete'] == ['bond-primary'] and other.actions[-2].params['params']['bond_mode'] == '802.3ad'
+    # A declared bond_primary must be one of the ports, declared or the bond's own.
+    with pytest.raises(NetworkRefused, match=r'interfaces\[0\]\.bond_primary: bond0 on pve1: eno4 is not one of its slaves \(eno2 eno3\)'):
+        plan(spec({'name': 'bond0', 'type': 'bond', 'bond_mode': 'active-backup', 'bond_primary': 'eno4'}), observed(bond))
+    with pytest.raises(NetworkOptionError, match=r'interfaces\[0\]\.bond_primary: bond0: eno4 is not one of its ports \(eno2 eno3\)'):
+        spec(dict(declared, ports=['eno2', 'eno3']))
 
 
 def test_prune_deletes_only_marked_interfaces():
@@ -195,6 +276,11 @@ def test_the_management_interface_and_its_ports_refuse_change_unless_allowed():
     bonded = observed(owned('bond0', type='bond', slaves='eno1'), vmbr0=dict(INSTALLED['vmbr0'], bridge_ports='bond0'))
     with pytest.raises(NetworkRefused, match='bond0 is beneath vmbr0'):
         plan(spec({'name': 'bond0', 'state': 'absent'}), bonded)
+    # So is the bond beneath a VLAN port of it that has no stanza, so is not listed (bridge-ports bond0.100).
+    tagged = observed(owned('bond0', type='bond', slaves='eno2 eno3'), vmbr0=dict(INSTALLED['vmbr0'], bridge_ports='bond0.100'))
+    assert set(management_chain(tagged.interfaces, ADDRESS)) == {'vmbr0', 'bond0.100', 'bond0', 'eno2', 'eno3'}
+    with pytest.raises(NetworkRefused, match="bond0 on pve1: bond0 is beneath bond0.100, which is beneath vmbr0, which carries the node's management"):
+        plan(spec({'name': 'bond0', 'type': 'bond', 'ports': ['eno2']}), tagged)
 
 
 def test_changes_staged_by_someone_else_are_refused_unless_applied_with_the_run():
@@ -223,6 +309,8 @@ def test_a_type_the_node_reads_differently_is_refused():
         ({'name': 'uplink', 'type': 'bond'}, 'interfaces[0].name', 'must be named bondN'),
         ({'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.0.0.300/8'}, 'interfaces[0].cidr', 'not an IPv4 address with its prefix'),
         ({'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.0.0.3'}, 'interfaces[0].cidr', 'lacks the prefix length'),
+        # pve_verify_cidrv4: a prefix length of 8 to 32.
+        ({'name': 'vmbr1', 'type': 'bridge', 'cidr': '127.0.0.3/7'}, 'interfaces[0].cidr', 'prefix length of 127.0.0.3/7 is not 8 to 32'),
         ({'name': 'vmbr1', 'type': 'bridge', 'mtu': 100}, 'interfaces[0].mtu', '1280 to 65520'),
         ({'name': 'vmbr1', 'type': 'bridge', 'vlan_aware': True, 'vlan_ids': '5000'}, 'interfaces[0].vlan_ids', 'VLAN 5000 .* is 2 to 4094'),
         # pve_verify_vlan_id_or_range: VLAN 1 (the untagged default) and ranges not going up are refused.
@@ -247,3 +335,17 @@ def test_bad_input_names_the_option(item, option, message):
 def test_an_interface_declared_twice_is_refused():
     with pytest.raises(NetworkOptionError, match=r'interfaces\[1\]\.name: vmbr1 is declared twice \(also interfaces\[0\]\)'):
         spec({'name': 'vmbr1', 'type': 'bridge'}, {'name': 'vmbr1', 'type': 'bridge'})
+
+
+def test_pve_node_network_documents_each_option_as_declared():
+    """The module's documentation parses as YAML (a ': ' in a plain scalar does not) and matches its argument spec."""
+    documented = yaml.safe_load(pve_node_network.DOCUMENTATION)['options']
+    yaml.safe_load(pve_node_network.EXAMPLES)
+    yaml.safe_load(pve_node_network.RETURN)
+    assert list(documented) == list(pve_node_network.ARGUMENT_SPEC)
+    for name, option in pve_node_network.ARGUMENT_SPEC.items():
+        for key in ('type', 'elements', 'choices', 'default', 'required'):
+            assert documented[name].get(key) == option.get(key), (name, key)
+        for sub, sub_spec in (option.get('options') or {}).items():
+            for key in ('type', 'elements', 'choices', 'default'):
+                assert documented[name]['suboptions'][sub].get(key) == sub_spec.get(key), (name, sub, key)

@@ -7,8 +7,9 @@
 - pve-common src/PVE/Network/Interfaces.pm: __read_etc_network_interfaces (the parse: `auto` lines, stanzas, comment
   lines into `comments`, each ending in a newline, the type told by the name and options, `cidr` from address and
   netmask, `exists` for a physical NIC, `active` for a running one) and __write_etc_network_interfaces /
-  __interface_to_string (the checks: a port on one interface only, bond slaves and VLAN parents that exist, no
-  address on a bridge port, an MTU no larger than the parent's; then each stanza in type order).
+  __interface_to_string (the checks: a port on one interface only, bond slaves and VLAN parents that exist, a bond's
+  bond-primary among its slaves, no address on a bridge port, an MTU no larger than the parent's; then each stanza in
+  type order).
 - pve-manager PVE/API2/Network.pm: index (lo left out, the `type` filter, a bridge listed only to who holds SDN.Audit
   or SDN.Use on it through check_sdn_bridge, the `changes` result attribute), create_network, update_network,
   network_config, delete_network (each reads, changes and writes the staged config), reload_network_config (`PUT`:
@@ -282,6 +283,9 @@ def write(config, ifupdown2=True):
             if ifaces[port].get('type') not in ('eth', 'bond'):
                 raise die(f"bond '{name}' - wrong interface type on slave '{port}' ('{ifaces[port].get('type')}' != 'eth or bond')")
             _check_mtu(ifaces, name, port)
+        # "check bond": the bond-primary, whatever the mode (it is written for active-backup only), is one of the slaves.
+        if d.get('bond-primary') and d['bond-primary'] not in d['slaves'].split():
+            raise die(f"bond '{name}' - bond-primary interface is not a slave")
     for name, d in ifaces.items():
         if d.get('type') != 'vlan':
             continue
