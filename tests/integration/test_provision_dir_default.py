@@ -35,10 +35,11 @@ def test_a_relative_provision_file_resolves_next_to_the_inventory_under_puls_pro
             }
         )
     )
-    # run_playbook's own inventory.yml stays empty: the inventory directory above is the only source.
+    # run_playbook's own inventory.yml stays empty: hosts.yml is the only source. It is named as a file: Ansible reads
+    # every file of an inventory directory as a source, and mark.sh, which parses as none, would fail the run.
     (tmp_path / 'inventory.yml').write_text('all: {}\n')
 
-    run = run_playbook(tmp_path, '- import_playbook: puls.proxmox.site\n', lab.env, name='site', extra_args=('-i', str(inventory)))
+    run = run_playbook(tmp_path, '- import_playbook: puls.proxmox.site\n', lab.env, name='site', extra_args=('-i', str(inventory / 'hosts.yml')))
     assert run.rc == 0, run.stdout + run.stderr
     assert run.plans == {'web1': ['create', 'provision mark.sh']}
     (web1,) = [entry for entry in lab_vms.client(lab).cluster_vms() if entry['name'] == 'web1']

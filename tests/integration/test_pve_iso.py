@@ -116,9 +116,13 @@ def test_downloads_uploads_and_seeds_on_one_node_and_on_two_converge_in_four_run
             assert lab.volume_bytes(volid) == data, name
         for node in actions:
             assert recorded(lab, node)[volid] == result['record'], (name, node)
-    # Only the real run wrote: one transfer per copy, one record per node and file; nothing else, nothing twice.
+    # Only the real run wrote: one transfer per copy, one record per node and file, and on each of the two nodes, whose
+    # config starts empty (no digest), the one write that gives it a digest before the first record; nothing else,
+    # nothing twice.
     writes = collections.Counter((request.method, request.path.rsplit('/', 1)[1]) for request in lab.writes())
-    assert writes == {('POST', 'download-url'): 5, ('POST', 'upload'): 6, ('PUT', 'config'): 11}
+    assert writes == {('POST', 'download-url'): 5, ('POST', 'upload'): 6, ('PUT', 'config'): 11 + 2}
+    anchors = [request.path for request in lab.writes() if request.path.endswith('/config') and 'startall-onboot-delay' in request.body]
+    assert sorted(path.rsplit('/', 2)[-2] for path in anchors) == ['pve1', 'pve2']
     assert 'shared-iso:iso/shared.iso' not in recorded(lab, 'pve2')
     assert 'local:iso/one.iso' not in recorded(lab, 'pve2')
     assert runs.real_again.one('seed on one node')['reason'] == {'pve1': 'on the storage from the declared source'}
