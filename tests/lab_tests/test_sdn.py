@@ -207,10 +207,13 @@ def test_an_ended_task_is_listed_as_running_until_its_node_archives_it(lab, api)
     assert api.data('GET', '/nodes/pve2/tasks', typefilter='srvreload') == []
     first = api.data('GET', '/nodes/pve2/tasks', typefilter='srvreload', source='active')
     assert [task['status'] for task in first] == ['RUNNING'] and api.data('GET', f'/nodes/pve2/tasks/{first[0]["upid"]}/status')['status'] == 'stopped'
+    # INotify.pm read_active_workers: an entry not yet archived has no end time either.
+    assert 'endtime' not in first[0]
     api.run('PUT', '/nodes/pve2/network')
     assert [task['upid'] for task in api.data('GET', '/nodes/pve2/tasks', typefilter='srvreload')] == [first[0]['upid']]
     listed = api.data('GET', '/nodes/pve2/tasks', typefilter='srvreload', source='all')
     assert [task['status'] for task in listed] == ['RUNNING', 'OK'] and listed[1]['upid'] == first[0]['upid']
+    assert 'endtime' not in listed[0] and listed[1]['endtime'] >= listed[1]['starttime']
     # pvestatd archives it at the latest 10 s after it ended.
     lab.call(lambda: lab.pve.tasks[listed[0]['upid']].update(endtime=lab.pve.tasks[listed[0]['upid']]['endtime'] - 10))
     assert [task['status'] for task in api.data('GET', '/nodes/pve2/tasks', typefilter='srvreload')] == ['OK', 'OK']
