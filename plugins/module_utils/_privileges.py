@@ -147,17 +147,21 @@ def vm_needs(actions: Iterable[Any], vmid: int | None, source_config: Mapping[st
 
 # qemu-server PVE/API2/Qemu.pm create_vm checks the tags against `{}` as the old ones, which split_list makes one tag.
 CREATE_OLD_TAG = 'HASH(0x...)'
+# pve_vm's plan action that creates a VM with its config's tags, and the old tags PVE checks them against.
+VM_CREATE_OLD_TAGS = {IMPORT: frozenset({CREATE_OLD_TAG})}
 _ROOT_MODIFY = Grant('Sys.Modify', '/')
 
 
-def tag_needs(actions: Iterable[Any], tags_now: Any) -> list[Need]:
-    """The tags pve_vm's plan actions set or remove, each a need of Sys.Modify on / that ``require`` keeps only where
-    PVE asks it (pve-guest-common PVE/GuestHelpers.pm assert_tag_permissions: a tag whose count changes); ``tags_now``
-    the VM's tags before the plan (a clone's: its source's, which clone_vm copies)."""
+def tag_needs(actions: Iterable[Any], tags_now: Any, create_old_tags: Mapping[str, frozenset[str]] = VM_CREATE_OLD_TAGS) -> list[Need]:
+    """The tags a plan's actions set or remove, each a need of Sys.Modify on / that ``require`` keeps only where PVE asks
+    it (pve-guest-common PVE/GuestHelpers.pm assert_tag_permissions: a tag whose count changes); ``tags_now`` the
+    guest's tags before the plan (a clone's: its source's, which a clone copies); ``create_old_tags`` the action kinds
+    that create the guest with their config's tags, each with the old tags its create checks them against (pve_vm's by
+    default; pve_container's: ``_ct_privileges.CT_CREATE_OLD_TAGS``)."""
     needs = []
     for action in actions:
-        if action.kind == IMPORT and action.params['config'].get('tags') is not None:
-            before, after = frozenset({CREATE_OLD_TAG}), tag_set(action.params['config']['tags'])
+        if action.kind in create_old_tags and action.params['config'].get('tags') is not None:
+            before, after = create_old_tags[action.kind], tag_set(action.params['config']['tags'])
         elif action.kind == CONFIGURE and ('tags' in action.params['set'] or 'tags' in action.params['delete']):
             before, after = tag_set(tags_now), tag_set(action.params['set'].get('tags'))
         else:

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import Credential
+from ansible_collections.puls.proxmox.plugins.module_utils._ct_privileges import CT_CREATE_OLD_TAGS
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, ImageSource
 from ansible_collections.puls.proxmox.plugins.module_utils._iso_plan import Step
@@ -348,6 +349,17 @@ def test_each_tag_set_or_removed_is_a_need_of_sys_modify_on_root_and_a_create_ch
     created = tag_needs([Action('import', {'config': {'tags': 'puls-managed'}})], None)
     assert [item.tag for item in created] == ['HASH(0x...)', 'puls-managed']
     assert tag_needs([Action('configure', {'set': {'cores': 2}, 'delete': []})], 'web') == []
+
+
+def test_a_containers_create_checks_its_tags_against_none_and_an_update_against_the_config():
+    # pve-container src/PVE/LXC.pm check_ct_modify_config_perm: no old config on create, so no HASH(0x...) tag.
+    created = tag_needs([Action('create', {'config': {'tags': 'puls-managed;web'}})], None, CT_CREATE_OLD_TAGS)
+    assert [(item.tag, item.purpose) for item in created] == [('puls-managed', 'to set the tag puls-managed'), ('web', 'to set the tag web')]
+    # A clone copies the source's tags unchecked; the configure after it changes them from those.
+    cloned = [Action('clone', {'vmid': 9020}), Action('configure', {'set': {'tags': 'puls-managed'}, 'delete': []})]
+    assert [item.tag for item in tag_needs(cloned, 'puls-base;puls-managed', CT_CREATE_OLD_TAGS)] == ['puls-base']
+    # A VM's create with the same tags also changes the one old tag qemu-server's create_vm passes.
+    assert [item.tag for item in tag_needs([Action('import', {'config': {'tags': 'puls-managed;web'}})], None)] == ['HASH(0x...)', 'puls-managed', 'web']
 
 
 def test_a_tag_need_is_asked_only_where_the_datacenters_tag_settings_make_pve_ask_it():
