@@ -421,3 +421,16 @@ def test_a_tag_the_datacenters_settings_do_not_allow_is_refused_before_any_write
     made = run_playbook(tmp_path, ct_play(), env, hosts, name='made')
     assert made.rc == 0, made.stdout
     assert container(lab, 'ct-tags').config['tags'] == 'puls-managed;web'
+
+
+def test_under_a_case_sensitive_tag_style_a_containers_declared_tags_keep_their_spelling_in_four_runs(lab, tmp_path):
+    # pve-container src/PVE/LXC/Config.pm update_pct_config: get_unique_tags keeps a tag's case when the datacenter's
+    # tag-style says so; by default it lower-cases them, and the declared ones compare as the cluster stores them.
+    put_template(lab)
+    lab.call(lambda: lab.pve.datacenter.update({'tag-style': {'case-sensitive': 1}}))
+    runs = four_runs(tmp_path, ct_play(), vm_env(lab, tmp_path), cts({'ct-cs': {'image': TEMPLATE, 'storage': 'local-lvm', 'tags': ['Web', 'DB']}}))
+    assert container(lab, 'ct-cs').config['tags'] == 'DB;Web;puls-managed'
+    assert runs.real.one(TASK, 'ct-cs')['diff']['after']['tags'] == ['DB', 'Web', 'puls-managed']
+    lab.call(lambda: lab.pve.datacenter.pop('tag-style'))
+    four_runs(tmp_path, ct_play(), vm_env(lab, tmp_path), cts({'ct-cs': {'tags': ['Web', 'DB', 'Prod']}}))
+    assert container(lab, 'ct-cs').config['tags'] == 'db;prod;puls-managed;web'
