@@ -167,18 +167,23 @@ def test_a_conversion_needs_power_config_cloudinit_template_and_the_previous_tem
         build={'vmid': 120},
         status='running',
         notes='n',
-        tags='t',
+        tags='puls-managed;web',
         strip=['ciuser', 'ipconfig0'],
         seed=seed,
-        config={'scsi0': 'local-lvm:vm-120-disk-0'},
+        config={'scsi0': 'local-lvm:vm-120-disk-0', 'tags': 'puls-building;puls-managed;web'},
         previous={'vmid': 110},
+        previous_config={'tags': 'puls-managed;web'},
+        retired_tags='puls-managed;puls-retired;web',
         destroy_previous=True,
         name_key='name',
         addresses={},
     )
-    assert grants(conversion_needs(conversion)) == [
+    needs = conversion_needs(conversion)
+    assert grants(needs) == [
         ('Datastore.Allocate', '/storage/local'),
         ('Datastore.AllocateSpace', '/storage/local-lvm'),
+        ('Sys.Modify', '/'),
+        ('Sys.Modify', '/'),
         ('VM.Allocate', '/vms/110'),
         ('VM.Allocate', '/vms/120'),
         ('VM.Config.CDROM', '/vms/120'),
@@ -188,6 +193,11 @@ def test_a_conversion_needs_power_config_cloudinit_template_and_the_previous_tem
         ('VM.Config.Options', '/vms/110'),
         ('VM.Config.Options', '/vms/120'),
         ('VM.PowerMgmt', '/vms/120'),
+    ]
+    # The tags the conversion changes (GuestHelpers.pm assert_tag_permissions), which require keeps where PVE asks them.
+    assert [(item.tag, item.purpose) for item in needs if item.tag] == [
+        ('puls-building', 'to remove the tag puls-building'),
+        ('puls-retired', 'to retire the previous template: to set the tag puls-retired'),
     ]
 
 
