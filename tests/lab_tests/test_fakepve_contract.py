@@ -23,8 +23,10 @@ OVERRIDDEN = {
     '_config_get': ['self', 'request'],
     '_config_priv': ['self', 'key'],
     '_config_post': ['self', 'request'],
+    '_do_resume': ['self', 'vm', 'user', 'p'],
     '_do_shutdown': ['self', 'vm', 'user', 'p'],
     '_do_start': ['self', 'vm', 'user', 'p'],
+    '_do_suspend': ['self', 'vm', 'user', 'p'],
     '_do_stop': ['self', 'vm', 'user', 'p'],
     '_download_url': ['self', 'request'],
     '_lxc_clone': ['self', 'user', 'v'],
@@ -133,7 +135,8 @@ def test_the_methods_and_names_the_lab_uses_exist():
     missing = [name for name in CALLED if not callable(getattr(FakePve, name, None))]
     missing += [f'{module.__name__}.{name}' for module, names in IMPORTED.items() for name in names if not hasattr(module, name)]
     vm = FakeVm(100, 'x')
-    missing += [name for name in ('config', 'pending', 'status', 'started_at', 'lock', 'lock_holder', 'agent', 'template') if not hasattr(vm, name)]
+    vm_attributes = ('config', 'pending', 'status', 'started_at', 'lock', 'lock_holder', 'agent', 'template', 'ha_managed', 'start_secs', 'start_error')
+    missing += [name for name in vm_attributes if not hasattr(vm, name)]
     assert missing == []
     assert agent.KEYS['network-get-interfaces'] == 'interfaces'
     # tags.py replaces lxc.normalise, which fakepve's container create and update call for each value by name.
