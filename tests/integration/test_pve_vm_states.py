@@ -307,3 +307,35 @@ def test_a_live_migration_restarts_nothing_so_the_changed_address_still_awaits_t
     assert rebooted.one(TASK, 'lm-web')['changed'] and lab.guest(vm.vmid).address == lab.address(44)
     again = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': moved}), name='again')
     assert again.one(TASK, 'lm-web')['reboot_required'] == [] and fleet_reason(lab, tmp_path, 'lm-web', moved) == ''
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_a_resume_after_hibernation_restarts_nothing_whether_a_start_or_a_resume_runs_it_and_a_restart_after_it_does(lab, tmp_path):
+    # qemu-server Qemu.pm vm_suspend with todisk, then vm_start (a qmstart task) or vm_resume (qmresume): the saved guest
+    # runs on in a new QEMU process with its boot and its old address (QemuServer.pm vm_start_nolock logs the resume).
+    env = vm_env(lab, tmp_path)
+    _first, moved = up_for_an_hour(lab, tmp_path, env, 'hb-web', 46)
+    change = run_playbook(tmp_path, vm_play(), env, inventory({'hb-web': moved}), name='change')
+    assert change.rc == 0 and change.one(TASK, 'hb-web')['reboot_required'] == ['ipconfig0'], change.stdout
+    vm = vm_named(lab, 'hb-web')
+    api = lab_vms.client(lab)
+    status = '/nodes/pve1/qemu/%d/status/' % vm.vmid
+    old_address = lab.guest(vm.vmid).address
+
+    for resume in ('start', 'resume'):
+        api.run_task('POST', status + 'suspend', todisk=1)
+        api.run_task('POST', status + resume)
+        lab.call(lab.pve.archive_ended_tasks)
+        assert api.get(status + 'current')['uptime'] < 3600 and lab.guest(vm.vmid).address == old_address
+        after = run_playbook(tmp_path, vm_play(), env, inventory({'hb-web': moved}), name=f'after-{resume}')
+        assert after.rc == 0, after.stdout
+        assert after.one(TASK, 'hb-web')['reboot_required'] == ['ipconfig0'], f'resumed by a {resume}, the guest still has its old address'
+
+    # A stop and a start boot the guest anew, with the new address: nothing awaits a restart any more.
+    api.run_task('POST', status + 'stop')
+    api.run_task('POST', status + 'start')
+    lab.call(lab.pve.archive_ended_tasks)
+    assert lab.guest(vm.vmid).address == lab.address(47)
+    restarted = run_playbook(tmp_path, vm_play(), env, inventory({'hb-web': moved}), name='restarted')
+    assert restarted.rc == 0 and restarted.one(TASK, 'hb-web')['reboot_required'] == [], restarted.stdout
+    assert fleet_reason(lab, tmp_path, 'hb-web', moved) == ''
