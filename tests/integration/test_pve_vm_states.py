@@ -339,3 +339,27 @@ def test_a_resume_after_hibernation_restarts_nothing_whether_a_start_or_a_resume
     restarted = run_playbook(tmp_path, vm_play(), env, inventory({'hb-web': moved}), name='restarted')
     assert restarted.rc == 0 and restarted.one(TASK, 'hb-web')['reboot_required'] == [], restarted.stdout
     assert fleet_reason(lab, tmp_path, 'hb-web', moved) == ''
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_a_change_to_a_hibernated_vm_is_refused_before_any_write_and_state_started_alone_resumes_it(lab, tmp_path):
+    # qemu-server Qemu.pm vm_suspend with todisk: the VM stays locked `suspended`, and update_vm refuses every write
+    # (check_lock) until a start resumes it.
+    env = vm_env(lab, tmp_path)
+    first, _moved = up_for_an_hour(lab, tmp_path, env, 'hz-web', 49)
+    vm = vm_named(lab, 'hz-web')
+    api = lab_vms.client(lab)
+    api.run_task('POST', '/nodes/pve1/qemu/%d/status/suspend' % vm.vmid, todisk=1)
+    writes = len(lab.writes())
+    for check in (True, False):
+        refused = run_playbook(tmp_path, vm_play(), env, inventory({'hz-web': dict(first, cores=3)}), check=check, name=f'refused-{check}')
+        assert refused.rc != 0, refused.stdout
+        assert 'is hibernated (lock suspended)' in refused.one(TASK, 'hz-web')['msg'] and 'state: started' in refused.one(TASK, 'hz-web')['msg']
+    assert len(lab.writes()) == writes
+
+    resumed = run_playbook(tmp_path, vm_play(), env, inventory({'hz-web': first}), name='resumed')
+    assert resumed.rc == 0 and resumed.one(TASK, 'hz-web')['changed'], resumed.stdout
+    assert vm.status == 'running' and 'lock' not in vm.config
+    changed = run_playbook(tmp_path, vm_play(), env, inventory({'hz-web': dict(first, cores=3)}), name='changed')
+    # Resumed, it takes the change (a running VM's cores wait for its restart).
+    assert changed.rc == 0 and changed.one(TASK, 'hz-web')['reboot_required'] == ['cores'], changed.stdout
