@@ -303,12 +303,14 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
 
 def _check_not_hibernated(observed: Observed, changes: list[Any]) -> None:
     """SpecError when the plan changes a hibernated VM: locked ``suspended`` until its next start resumes it (qemu-server
-    PVE/API2/Qemu.pm vm_suspend with todisk), it takes no config write (update_vm: check_lock) and no resize."""
+    PVE/API2/Qemu.pm vm_suspend with todisk) or its saved state is deleted, it takes no other config write (update_vm:
+    check_lock) and no resize."""
     if changes and observed.config.get('lock') == 'suspended':
         raise SpecError(
             'state',
             f'{observed.describe()} is hibernated (lock suspended): PVE changes none of its settings until it resumes; '
-            'resume it first (declare only state: started, whose start resumes it), then declare the change again',
+            'resume it first (declare only state: started, whose start resumes it), or discard its saved state in PVE '
+            f'(qm set {observed.vmid} --delete vmstate), then declare the change again',
         )
 
 
