@@ -291,10 +291,8 @@ def test_a_live_migration_restarts_nothing_so_the_changed_address_still_awaits_t
     api.wait_task(upid, 60, 'migrating VM lm-web')  # raises unless the task ends OK
     assert vm.node == 'pve2' and api.get('/nodes/pve2/qemu/%d/status/current' % vm.vmid)['uptime'] < 3600
 
-    # pvestatd has archived the migration's tasks (listed OK, no longer RUNNING). The source node, evacuated, is shut
-    # down for maintenance: its task list (the qmigrate task) cannot be read; the start on the target tells by its own
-    # log that it was the migration's.
-    lab.call(lab.pve.archive_ended_tasks)
+    # The source node, evacuated, is shut down for maintenance: its task list (the qmigrate task) cannot be read; the
+    # start on the target tells by its own log that it was the migration's.
     lab.call(lambda: lab.pve.set_node_offline('pve1'))
     after = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': moved}), name='after-migration')
     assert after.rc == 0, after.stdout
@@ -325,7 +323,6 @@ def test_a_resume_after_hibernation_restarts_nothing_whether_a_start_or_a_resume
     for resume in ('start', 'resume'):
         api.run_task('POST', status + 'suspend', todisk=1)
         api.run_task('POST', status + resume)
-        lab.call(lab.pve.archive_ended_tasks)
         assert api.get(status + 'current')['uptime'] < 3600 and lab.guest(vm.vmid).address == old_address
         after = run_playbook(tmp_path, vm_play(), env, inventory({'hb-web': moved}), name=f'after-{resume}')
         assert after.rc == 0, after.stdout
@@ -334,7 +331,6 @@ def test_a_resume_after_hibernation_restarts_nothing_whether_a_start_or_a_resume
     # A stop and a start boot the guest anew, with the new address: nothing awaits a restart any more.
     api.run_task('POST', status + 'stop')
     api.run_task('POST', status + 'start')
-    lab.call(lab.pve.archive_ended_tasks)
     assert lab.guest(vm.vmid).address == lab.address(47)
     restarted = run_playbook(tmp_path, vm_play(), env, inventory({'hb-web': moved}), name='restarted')
     assert restarted.rc == 0 and restarted.one(TASK, 'hb-web')['reboot_required'] == [], restarted.stdout

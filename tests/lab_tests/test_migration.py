@@ -37,8 +37,8 @@ def test_a_running_vm_migrates_online_into_a_new_process_that_runs_the_guests_ol
     start = next(task for task in api.data('GET', '/nodes/pve2/tasks', vmid=130, source='all') if task['type'] == 'qmstart')
     log = [line['t'] for line in api.data('GET', f'/nodes/pve2/tasks/{start["upid"]}/log')]
     assert log == ['migration listens on unix:/run/qemu-server/130.migrate', 'TASK OK']
-    # Once archived (pvestatd's cycle: RESTEnvironment.pm active_workers), the index lists it with its status and end.
-    lab.call(lab.pve.archive_ended_tasks)
+    # Archived as it ended (RESTEnvironment.pm fork_worker: the command line runs active_workers after waitpid), the
+    # index lists it with its status and end.
     archived = next(task for task in api.data('GET', '/nodes/pve2/tasks', vmid=130) if task['upid'] == start['upid'])
     assert archived['status'] == 'OK' and archived['endtime'] >= archived['starttime']
     # vmstatus: the uptime is the new process's; the guest still runs its boot, with the old cloud-init drive.
