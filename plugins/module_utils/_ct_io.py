@@ -39,13 +39,13 @@ from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import (
     resolve_source,
     volumes_to_measure,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._ct_privileges import container_needs
+from ansible_collections.puls.proxmox.plugins.module_utils._ct_privileges import CT_CREATE_OLD_TAGS, container_needs
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC, guest_path, guests_path
 from ansible_collections.puls.proxmox.plugins.module_utils._linked import storage_types
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node
-from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require
+from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, tag_needs
 from ansible_collections.puls.proxmox.plugins.module_utils._tag_style import as_stored
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import wait_power_state
 from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import describe
@@ -93,7 +93,9 @@ def reconcile_container(client, params, check_mode=False):
     else:
         container = Container(spec.vmid, creation and creation.node, spec.name)
     outcome = Outcome(container, final_status(plan, observed), warnings)
-    require(client, container_needs(plan.actions, container.vmid, creation and creation.source_config), f'the plan for container {spec.name}')
+    tags_now = (observed.config if observed else (creation and creation.source_config) or {}).get('tags')
+    needs = [*container_needs(plan.actions, container.vmid, creation and creation.source_config), *tag_needs(plan.actions, tags_now, CT_CREATE_OLD_TAGS)]
+    require(client, needs, f'the plan for container {spec.name}')
     if not check_mode:
         Execution(client, outcome, timeout).run(plan.actions)
     address = None

@@ -39,6 +39,9 @@ _KEY_PRIVILEGES = {
 }
 # Create parameters that are not config keys.
 _CREATE_ONLY = ('ostemplate', 'unprivileged')
+# A create checks its tags against none (src/PVE/LXC.pm check_ct_modify_config_perm without an old config), not
+# against qemu-server's one tag HASH(0x...).
+CT_CREATE_OLD_TAGS: dict[str, frozenset[str]] = {CREATE: frozenset()}
 
 
 def _is_net(key: str) -> bool:

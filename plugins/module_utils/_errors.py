@@ -35,8 +35,9 @@ _SECRET_PATTERNS = (
     re.compile(r'''((?<![\w-])(?:%s)["']?\s*[=:]\s*["']?)[^\s&"',;}]+''' % '|'.join(re.escape(k) for k in SECRET_PARAMS)),
 )
 
-# pve-guest-common src/PVE/AbstractConfig.pm check_lock: "VM is locked (backup)", "CT is locked (disk)".
-_GUEST_LOCKED = re.compile(r'\b(?:VM|CT) is locked \(')
+# pve-guest-common src/PVE/AbstractConfig.pm check_lock: "VM is locked (backup)", "CT is locked (disk)"; not the lock
+# a hibernation leaves (qemu-server vm_suspend with todisk), which only the VM's next start or resume lifts.
+_GUEST_LOCKED = re.compile(r'\b(?:VM|CT) is locked \((?!suspended\))')
 _TRANSIENT = (
     (re.compile(r"can't lock file '[^']*' - got timeout"), 'a config lock timed out'),
     (re.compile(r"cfs-lock '[^']*' error: got lock request timeout"), 'a cluster lock timed out'),

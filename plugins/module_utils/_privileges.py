@@ -147,30 +147,44 @@ def vm_needs(actions: Iterable[Any], vmid: int | None, source_config: Mapping[st
 
 # qemu-server PVE/API2/Qemu.pm create_vm checks the tags against `{}` as the old ones, which split_list makes one tag.
 CREATE_OLD_TAG = 'HASH(0x...)'
+# pve_vm's plan action that creates a VM with its config's tags, and the old tags PVE checks them against.
+VM_CREATE_OLD_TAGS = {IMPORT: frozenset({CREATE_OLD_TAG})}
 _ROOT_MODIFY = Grant('Sys.Modify', '/')
 
 
-def tag_needs(actions: Iterable[Any], tags_now: Any) -> list[Need]:
-    """The tags pve_vm's plan actions set or remove, each a need of Sys.Modify on / that ``require`` keeps only where
-    PVE asks it (pve-guest-common PVE/GuestHelpers.pm assert_tag_permissions: a tag whose count changes); ``tags_now``
-    the VM's tags before the plan (a clone's: its source's, which clone_vm copies)."""
+def tag_needs(actions: Iterable[Any], tags_now: Any, create_old_tags: Mapping[str, frozenset[str]] = VM_CREATE_OLD_TAGS) -> list[Need]:
+    """The tags a plan's actions set or remove, each a need of Sys.Modify on / that ``require`` keeps only where PVE asks
+    it (pve-guest-common PVE/GuestHelpers.pm assert_tag_permissions: a tag whose count changes); ``tags_now`` the
+    guest's tags before the plan (a clone's: its source's, which a clone copies); ``create_old_tags`` the action kinds
+    that create the guest with their config's tags, each with the old tags its create checks them against (pve_vm's by
+    default; pve_container's: ``_ct_privileges.CT_CREATE_OLD_TAGS``)."""
     needs = []
     for action in actions:
-        if action.kind == IMPORT and action.params['config'].get('tags') is not None:
-            before, after = frozenset({CREATE_OLD_TAG}), tag_set(action.params['config']['tags'])
+        if action.kind in create_old_tags and action.params['config'].get('tags') is not None:
+            before, after = create_old_tags[action.kind], tag_set(action.params['config']['tags'])
         elif action.kind == CONFIGURE and ('tags' in action.params['set'] or 'tags' in action.params['delete']):
             before, after = tag_set(tags_now), tag_set(action.params['set'].get('tags'))
         else:
             continue
-        for tag in sorted(before ^ after):
-            purpose = (
-                'to create it with tags (create_vm checks them against no old tags, read as the one tag HASH(0x...))'
-                if tag == CREATE_OLD_TAG
-                else f'to {"set" if tag in after else "remove"} the tag {tag}'
-            )
-            needs.append(Need(purpose, (_ROOT_MODIFY,), tag=tag))
+        needs += retag_needs(before, after)
         tags_now = ';'.join(sorted(after))
     return needs
+
+
+def retag_needs(before: Any, after: Any) -> list[Need]:
+    """A write of the tags ``after`` over ``before`` (each a ``tags`` value or a set of tags): each tag it sets or
+    removes, a need of Sys.Modify on / that ``require`` keeps only where PVE asks it (assert_tag_permissions)."""
+    old, new = tag_set(before), tag_set(after)
+    return [
+        Need(
+            'to create it with tags (create_vm checks them against no old tags, read as the one tag HASH(0x...))'
+            if tag == CREATE_OLD_TAG
+            else f'to {"set" if tag in new else "remove"} the tag {tag}',
+            (_ROOT_MODIFY,),
+            tag=tag,
+        )
+        for tag in sorted(old ^ new)
+    ]
 
 
 def enforced_tags(needs: list[Need], permissions: Mapping[str, Mapping[str, Any]], options: Mapping[str, Any]) -> list[Need]:
@@ -373,7 +387,7 @@ def conversion_needs(conversion: Any, write_needs: Callable[[Mapping[str, Any], 
     elif seed is not None:
         deletions.append(seed.key)
     needs = [need('to shut it down', 'VM.PowerMgmt', path)] if conversion.status != 'stopped' else []
-    needs += write_needs(settings, deletions, path)
+    needs += write_needs(settings, deletions, path) + retag_needs(conversion.config.get('tags'), conversion.tags)
     if cloudinit_drive_key(conversion.config) or (seed is not None and seed.cloudinit):
         needs.append(need('to regenerate the cloud-init drive', 'VM.Config.Cloudinit', path))
     if seed is not None and seed.owned:
@@ -382,6 +396,7 @@ def conversion_needs(conversion: Any, write_needs: Callable[[Mapping[str, Any], 
     if conversion.previous is not None:
         previous = vm_path(int(conversion.previous['vmid']))
         retiring = write_needs({conversion.name_key: None, 'tags': None}, [], previous)
+        retiring += retag_needs(conversion.previous_config.get('tags'), conversion.retired_tags)
         needs += [replace(each, purpose=f'to retire the previous template: {each.purpose}') for each in retiring]
         if conversion.destroy_previous:
             needs.append(need('to destroy the previous template', 'VM.Allocate', previous))

@@ -28,12 +28,17 @@ restarted less than a minute after it booted) is not recognized, and ``reboot_re
 restart; a record is never taken for done while the guest still runs its recorded boot.
 
 A new QEMU process is not always a new boot of the guest. A live migration starts the VM on its target with
-``qm start --migratedfrom`` (qemu-server ``PVE/QemuMigrate.pm``, ``phase2``), a ``qmstart`` task inside the
-``qmigrate`` task's run, and the guest goes on running its boot there, with its old cloud-init drive
-(``PVE/QemuServer.pm``, ``vm_start_nolock``: no regeneration ``if ($migratedfrom)``); a start after a hibernation
-(a ``qmsuspend`` task: ``PVE/API2/Qemu.pm``, ``vm_suspend`` with ``todisk``) resumes the saved guest. So a process
-later than the recorded one counts as a restart only when the VM's tasks since the record (``restarted``) hold a
-``qmstart`` that is neither of those, or a ``qmreboot``; otherwise the guest still runs the recorded boot.
+``qm start --migratedfrom`` (qemu-server ``PVE/QemuMigrate.pm``, ``phase2``), a ``qmstart`` task of root@pam on the
+target node, and the guest goes on running its boot there, with its old cloud-init drive (``PVE/QemuServer.pm``,
+``vm_start_nolock``: no regeneration ``if ($migratedfrom)``); a start of a VM hibernated by a ``qmsuspend`` task
+(``vm_suspend`` with ``todisk``) resumes the saved guest, whether a ``qmstart`` or a ``qmresume`` task runs it
+(``PVE/API2/Qemu.pm``, ``vm_resume``: ``vm_start`` for a VM with the lock ``suspended``). Each of them says so in
+its own log (``vm_start_nolock``): ``migration listens on ...`` for a migration's start (printed only for the
+incoming state ``tcp`` or ``unix`` that ``--migratedfrom`` brings), ``Resumed VM, removing state`` for a resume. So
+a process later than the recorded one counts as a restart only when the VM's tasks since the record hold a
+``qmreboot``, or a ``qmstart`` whose log says neither (``restarted``); a ``qmresume`` never boots. The log, not the
+``qmigrate`` task, tells a migration's start: the source node's task list may be unreadable (a node evacuated and
+then shut down for maintenance), or the migration may have begun before the record's boot plus ``START_TOLERANCE``.
 
 A key counts as awaiting a restart while the VM runs that boot and the key's value differs from the recorded one
 (a value set back to what the guest booted with awaits nothing). The record is dropped by the next config write
@@ -46,7 +51,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +65,10 @@ _ABSENT = '0'  # the hash of a key the guest booted without (a real hash has 16 
 # What PVE applies to a running VM's config and lists as pending nowhere: GET .../cloudinit lists only
 # $cloudinitoptions, other keys a restart waits for stay in the config's pending section.
 _UNREPORTED_KEY = re.compile(r'^ipconfig\d+$')
+# What qemu-server PVE/QemuServer.pm vm_start_nolock prints when a start is no boot of the guest: the incoming
+# migration's address (QemuMigrate.pm phase2 reads it from the target's `qm start`), and a resume from hibernation.
+INCOMING_MIGRATION = 'migration listens on '
+RESUMED = 'Resumed VM, removing state'
 
 
 @dataclass(frozen=True)
@@ -79,25 +88,16 @@ class RestartRecord:
         return started <= self.started + START_TOLERANCE
 
 
-def restarted(tasks: Iterable[Mapping[str, Any]], vmid: int, since: int) -> bool:
+def restarted(tasks: Iterable[Mapping[str, Any]], vmid: int, since: int, log_of: Callable[[Mapping[str, Any]], Iterable[str]]) -> bool:
     """Whether VM ``vmid``'s guest booted again after ``since`` (epoch seconds), as its tasks (``GET
-    /nodes/{node}/tasks`` of every node) tell: a ``qmreboot``, or a ``qmstart`` that neither ran inside a
-    ``qmigrate`` (the migration's start on its target) nor followed a hibernation (``qmsuspend``), each one that
-    succeeded."""
-    own = sorted((task for task in tasks if str(task.get('id')) == str(vmid) and int(task.get('starttime') or 0) > since), key=_start)
-    migrations = [(_start(task), int(task.get('endtime') or 2**63)) for task in own if task.get('type') == 'qmigrate']
-    hibernated = booted = False
-    for task in own:
-        kind = task.get('type')
-        if not _succeeded(task):
-            continue
-        if kind == 'qmsuspend':
-            hibernated = True
-        elif kind == 'qmreboot':
-            booted, hibernated = True, False
-        elif kind == 'qmstart' and not any(start <= _start(task) <= end for start, end in migrations):
-            booted, hibernated = booted or not hibernated, False
-    return booted
+    /nodes/{node}/tasks`` of every node) tell: a ``qmreboot`` that succeeded, or a ``qmstart`` that succeeded and whose
+    log (``log_of(task)``: its lines, asked from the latest start on and only until one booted) shows neither a
+    migration's start on its target nor a resume after hibernation."""
+    own = [task for task in tasks if str(task.get('id')) == str(vmid) and _start(task) > since and _succeeded(task)]
+    if any(task.get('type') == 'qmreboot' for task in own):
+        return True
+    starts = sorted((task for task in own if task.get('type') == 'qmstart'), key=_start, reverse=True)
+    return any(not any(line.startswith(INCOMING_MIGRATION) or line == RESUMED for line in log_of(task)) for task in starts)
 
 
 def _start(task: Mapping[str, Any]) -> int:

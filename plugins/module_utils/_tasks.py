@@ -77,7 +77,7 @@ def wait_task(client, upid, timeout, context=None):
         if progress is not None:
             seen = _note_progress(client, progress, upid, node, context, seen)
         if status.get('status') == 'stopped':
-            return _finished(client, upid, node, what, context, str(status.get('exitstatus', '')))
+            return _finished(client, upid, what, context, str(status.get('exitstatus', '')))
     raise PveApiError(
         '%s: timed out after %g s waiting for %s (%s); it may still be running, see its log in PVE' % (context, timeout, what, upid),
         reason='task timeout',
@@ -135,13 +135,10 @@ def _note_progress(client, progress, upid, node, context, seen):
     return max([seen] + [int(entry['n']) for entry in fresh])
 
 
-def _finished(client, upid, node, what, context, exitstatus):
+def _finished(client, upid, what, context, exitstatus):
     if exitstatus == 'OK':
         return TaskResult(upid)
-    lines = [
-        str(entry.get('t', ''))
-        for entry in client.get('/nodes/%s/tasks/%s/log' % (node, upid), context='reading the log of %s' % what, start=0, limit=LOG_FETCH_LIMIT)
-    ]
+    lines = read_log(client, upid)
     if exitstatus.startswith('WARNINGS'):
         return TaskResult(upid, exitstatus, tuple(line for line in lines if line.startswith('WARN')))
     tail = lines[-LOG_TAIL_LINES:]
@@ -152,6 +149,13 @@ def _finished(client, upid, node, what, context, exitstatus):
         exitstatus=exitstatus,
         log=tail,
     )
+
+
+def read_log(client, upid):
+    """The lines of task upid's log, from its first (one request)."""
+    node, _type, _id = parse_upid(upid)
+    entries = client.get('/nodes/%s/tasks/%s/log' % (node, upid), context='reading the log of %s' % describe_task(upid), start=0, limit=LOG_FETCH_LIMIT)
+    return [str(entry.get('t', '')) for entry in entries or ()]
 
 
 def wait_unlocked(client, node, vmid, timeout, guest_type=QEMU):

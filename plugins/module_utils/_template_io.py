@@ -43,7 +43,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._image import resolve
 from ansible_collections.puls.proxmox.plugins.module_utils._notes import NotesTooLongError
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import config_needs, conversion_needs, require
 from ansible_collections.puls.proxmox.plugins.module_utils._tasks import TaskResult, task_upids, wait_forked_task
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, as_bool, cloudinit_drive_key, normalize_tags
+from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, as_bool, cloudinit_drive_key, normalize_tags, tag_set
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import Execution, Outcome, Vm
 
 # PVE's refusal to destroy a base volume (QemuServer.pm destroy_vm says "linked cloned").
@@ -226,8 +226,8 @@ def retire(client, request, found, check_mode) -> dict:
     new_name = _template_plan.retire_name(request.name, int(found['vmid']), config.get('description'))
     tags = _template_plan.retired_tags(config.get('tags'))
     diff = {
-        'before': {'name': config.get(name_key), 'tags': sorted(normalize_tags(config.get('tags')))},
-        'after': {'name': new_name, 'tags': sorted(normalize_tags(tags))},
+        'before': {'name': config.get(name_key), 'tags': sorted(tag_set(config.get('tags')))},
+        'after': {'name': new_name, 'tags': sorted(tag_set(tags))},
     }
     if not check_mode:
         _execution(client, found, request).configure(set={name_key: new_name, 'tags': tags}, delete=[])
@@ -329,6 +329,10 @@ class Conversion:
     def destroy_previous(self) -> bool:
         return self.previous is not None and not self.previous_users and not _template_plan.protected(self.previous_config)
 
+    @property
+    def retired_tags(self) -> str:
+        return _template_plan.retired_tags(self.previous_config.get('tags'))
+
     def retired_name(self, name):
         return _template_plan.retire_name(name, int(self.previous['vmid']), self.previous_config.get('description'))
 
@@ -339,10 +343,10 @@ class Conversion:
             'name': config.get(self.name_key),
             'template': False,
             'status': self.status,
-            'tags': sorted(normalize_tags(config.get('tags'))),
+            'tags': sorted(tag_set(config.get('tags'))),
             'notes': config.get('description') or '',
         }
-        after = dict(before, name=name, template=True, status='stopped', tags=sorted(normalize_tags(self.tags)), notes=self.notes)
+        after = dict(before, name=name, template=True, status='stopped', tags=sorted(tag_set(self.tags)), notes=self.notes)
         for key in self.strip:
             before[key] = _template_plan.show_setting(key, config[key])
             after[key] = None
@@ -457,7 +461,7 @@ def execute_conversion(client, request, plan: Conversion) -> tuple[str, list[str
         build.configure(set={plan.name_key: request.name, 'tags': plan.tags}, delete=[])
         return 'retired', warnings
     retired = _execution(client, plan.previous, request)
-    retired.configure(set={plan.name_key: plan.retired_name(request.name), 'tags': _template_plan.retired_tags(plan.previous_config.get('tags'))}, delete=[])
+    retired.configure(set={plan.name_key: plan.retired_name(request.name), 'tags': plan.retired_tags}, delete=[])
     build.configure(set={plan.name_key: request.name, 'tags': plan.tags}, delete=[])
     action = 'retired'
     if plan.destroy_previous:

@@ -52,6 +52,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     parse_property_string,
     seed_drive_key,
     storage_of,
+    tag_set,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import template_config_keys
 
@@ -455,8 +456,9 @@ def seed_drive(config: Mapping[str, Any], build_name: str | None) -> SeedDrive |
 
 
 def template_tags(tags: Any, owner_tag: str) -> str:
-    """The tags of the new template: the build VM's, without the building mark, with the owner tag."""
-    return ';'.join(sorted((normalize_tags(tags) - {BUILDING_TAG}) | {owner_tag}))
+    """The tags of the new template: the build VM's as PVE spells them (its tag-style may keep their case), without the
+    building mark, with the owner tag (each mark told in any case, as ownership is)."""
+    return ';'.join(sorted({tag for tag in tag_set(tags) if tag.lower() not in (BUILDING_TAG, owner_tag)} | {owner_tag}))
 
 
 def retire_name(name: str, vmid: int, description: str | None) -> str:
@@ -466,7 +468,8 @@ def retire_name(name: str, vmid: int, description: str | None) -> str:
 
 
 def retired_tags(tags: Any) -> str:
-    return ';'.join(sorted(normalize_tags(tags) | {RETIRED_TAG}))
+    """The tags of a retired template: its own as PVE spells them, with the retired mark."""
+    return ';'.join(sorted({tag for tag in tag_set(tags) if tag.lower() != RETIRED_TAG} | {RETIRED_TAG}))
 
 
 def is_retired_version(entry_name: str | None, tags: Any, name: str) -> bool:

@@ -42,7 +42,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._ownership import wit
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, locality_volumes, uses_local_storage
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import require, tag_needs, vm_needs
 from ansible_collections.puls.proxmox.plugins.module_utils._tag_style import as_stored
-from ansible_collections.puls.proxmox.plugins.module_utils._tasks import wait_power_state
+from ansible_collections.puls.proxmox.plugins.module_utils._tasks import read_log, wait_power_state
 from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     DEFAULT_SEED_STORAGE,
@@ -232,9 +232,10 @@ def observe(client, entry, restart_matters=True):
 
 def guest_boot(client, vmid, config, started):
     """When the guest's running boot began: ``started`` (its QEMU process's start), unless the restart record in its
-    Notes names an earlier boot and no task since restarted the guest (a live migration or a resume after hibernation
+    Notes names an earlier boot and no task since booted the guest (a live migration or a resume after hibernation
     started the process: ``_restart.restarted``), which it then still runs. Only then are the tasks read: one
-    ``GET /nodes`` and one ``GET /nodes/{node}/tasks`` per online node."""
+    ``GET /nodes``, one ``GET /nodes/{node}/tasks`` per online node, and the log of each start since the record until
+    one is a boot."""
     record = _restart.read_record(config.get('description'))
     if record is None or record.started is None or started is None or record.same_boot(vmid, started):
         return started
@@ -248,7 +249,7 @@ def guest_boot(client, vmid, config, started):
         )
         or ()
     ]
-    return started if _restart.restarted(tasks, vmid, since) else record.started
+    return started if _restart.restarted(tasks, vmid, since, lambda task: read_log(client, task['upid'])) else record.started
 
 
 def boot_started(status):

@@ -271,6 +271,7 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
     upload, replaced = _attach_seed(spec, seed, config, updates, deletions, before, after)
     resizes = _converge_devices(spec, config, updates, deletions, before, after)
     written = [*updates, *deletions]
+    _check_not_hibernated(observed, [*written, *resizes, *upload])
     running = observed.running
     notes = config.get('description')
     held = {key for key in written if held_until_restart(key, config, updates.get(key))}
@@ -298,6 +299,19 @@ def _plan_existing(spec: VmSpec, observed: Observed, seed: str | None) -> Plan:
         after['status'] = 'stopped' if stop or not (running or start) else 'running'
     reboot_required = tuple(sorted(waiting)) if stays_running_unrestarted else ()
     return Plan(tuple(actions), before, after, reboot_required)
+
+
+def _check_not_hibernated(observed: Observed, changes: list[Any]) -> None:
+    """SpecError when the plan changes a hibernated VM: locked ``suspended`` until its next start resumes it (qemu-server
+    PVE/API2/Qemu.pm vm_suspend with todisk) or its saved state is deleted, it takes no other config write (update_vm:
+    check_lock) and no resize."""
+    if changes and observed.config.get('lock') == 'suspended':
+        raise SpecError(
+            'state',
+            f'{observed.describe()} is hibernated (lock suspended): PVE changes none of its settings until it resumes; '
+            'resume it first (declare only state: started, whose start resumes it), or discard its saved state in PVE '
+            f'(qm set {observed.vmid} --delete vmstate), then declare the change again',
+        )
 
 
 def _track_restart(observed: Observed, updates: dict[str, Any], deletions: list[str], held: set[str], keeps_running: bool, keep: bool) -> None:

@@ -391,3 +391,46 @@ def test_a_linked_clone_of_a_template_on_a_directory_storage_is_refused_up_front
     assert len(lab.writes()) == writes and set(all_cts(lab)) == {150}, 'nothing was sent'
     full = run_playbook(tmp_path, ct_play(), env, cts({'ct-link': {'image': 'ct-base'}}), name='full')
     assert full.rc == 0 and container(lab, 'ct-link').config['rootfs'].startswith('ctdir:'), full.stdout
+
+
+def test_a_tag_the_datacenters_settings_do_not_allow_is_refused_before_any_write_in_check_mode_and_run(lab, tmp_path):
+    # pve-container src/PVE/LXC.pm check_ct_modify_config_perm: assert_tag_permissions for the create's tags (none
+    # old); with user-tag-access `list`, a tag not listed needs Sys.Modify on /, which the token lacks; it holds
+    # Sys.Audit on /, so it sees those settings (pve-manager PVE/API2/Cluster.pm get_options).
+    put_template(lab)
+    user, token, secret = 'ct@pve', 'automation', 'c0ffee00-container-tags'
+    grants = {
+        '/': {'Sys.Audit'},
+        '/vms': {'VM.Allocate', 'VM.Audit', 'VM.Config.CPU', 'VM.Config.Disk', 'VM.Config.Memory', 'VM.Config.Network', 'VM.Config.Options'},
+        '/storage': {'Datastore.AllocateSpace', 'Datastore.Audit'},
+        '/sdn/zones/localnetwork': {'SDN.Use'},
+    }
+    env = dict(lab.env, PROXMOX_USER=user, PROXMOX_TOKEN_NAME=token, PROXMOX_TOKEN_SECRET=secret, XDG_CACHE_HOME=str(tmp_path / 'cache'))
+    lab.call(lambda: lab.pve.add_api_token(user, token, secret, grants))
+    lab.call(lambda: lab.pve.datacenter.update({'user-tag-access': {'user-allow': 'list', 'user-allow-list': ['web']}}))
+    hosts = cts({'ct-tags': {'image': TEMPLATE, 'storage': 'local-lvm', 'tags': ['web']}})
+    for check in (True, False):
+        refused = run_playbook(tmp_path, ct_play(), env, hosts, check=check, name=f'refused-{check}')
+        message = refused.one(TASK, 'ct-tags')['msg']
+        assert refused.rc != 0 and 'refused before any change' in message, message
+        assert 'Permission check failed (/, Sys.Modify) to set the tag puls-managed' in message and 'the tag web' not in message, message
+    assert lab.writes() == [] and all_cts(lab) == {}
+
+    # Listed, the owner tag needs nothing more: the container is made, with no old tag to change (unlike a VM's create).
+    lab.call(lambda: lab.pve.datacenter.update({'user-tag-access': {'user-allow': 'list', 'user-allow-list': ['puls-managed', 'web']}}))
+    made = run_playbook(tmp_path, ct_play(), env, hosts, name='made')
+    assert made.rc == 0, made.stdout
+    assert container(lab, 'ct-tags').config['tags'] == 'puls-managed;web'
+
+
+def test_under_a_case_sensitive_tag_style_a_containers_declared_tags_keep_their_spelling_in_four_runs(lab, tmp_path):
+    # pve-container src/PVE/LXC/Config.pm update_pct_config: get_unique_tags keeps a tag's case when the datacenter's
+    # tag-style says so; by default it lower-cases them, and the declared ones compare as the cluster stores them.
+    put_template(lab)
+    lab.call(lambda: lab.pve.datacenter.update({'tag-style': {'case-sensitive': 1}}))
+    runs = four_runs(tmp_path, ct_play(), vm_env(lab, tmp_path), cts({'ct-cs': {'image': TEMPLATE, 'storage': 'local-lvm', 'tags': ['Web', 'DB']}}))
+    assert container(lab, 'ct-cs').config['tags'] == 'DB;Web;puls-managed'
+    assert runs.real.one(TASK, 'ct-cs')['diff']['after']['tags'] == ['DB', 'Web', 'puls-managed']
+    lab.call(lambda: lab.pve.datacenter.pop('tag-style'))
+    four_runs(tmp_path, ct_play(), vm_env(lab, tmp_path), cts({'ct-cs': {'tags': ['Web', 'DB', 'Prod']}}))
+    assert container(lab, 'ct-cs').config['tags'] == 'db;prod;puls-managed;web'

@@ -336,3 +336,38 @@ def test_examples_run_as_written(lab, tmp_path):
     assert lab.call(lambda: [(ct.config['hostname'], ct.template) for ct in lab.pve.cts if ct.vmid == 4712]) == [('cache-golden', True)]
     assert re.fullmatch(r'web-golden-[0-9a-f]{8}', run.one('Keep the old template for its linked clones, under another name')['name'])
     assert run.one('Remove a retired generation once no clone uses it')['changed'] and 4711 not in guests(lab)
+
+
+def test_a_conversion_whose_tags_the_datacenters_settings_refuse_is_refused_before_any_write_and_keeps_their_spelling(lab, tmp_path):
+    # pve-guest-common GuestHelpers.pm assert_tag_permissions: under user-tag-access `existing`, a tag no guest has
+    # (puls-retired, before the first retirement) needs Sys.Modify on /; the conversion retires the previous template.
+    api = lab_vms.client(lab)
+    lab.call(lambda: lab.pve.datacenter.update({'tag-style': {'case-sensitive': 1}}))
+    lab_vms.clone(api, 120, 'web-build', tags='puls-building;Team-A')
+    template(api, 201, 'web-golden')
+    linked_clone(api, 210, 'web1', 201)  # so the previous template is retired, not destroyed
+    user, token, secret = 'tpl@pve', 'automation', 'c0ffee00-template-tags'
+    grants = {
+        '/': {'Sys.Audit'},
+        '/vms': {'VM.Allocate', 'VM.Audit', 'VM.Config.Cloudinit', 'VM.Config.CDROM', 'VM.Config.Options', 'VM.PowerMgmt'},
+        '/storage': {'Datastore.Allocate', 'Datastore.AllocateSpace', 'Datastore.Audit'},
+    }
+    lab.call(lambda: lab.pve.add_api_token(user, token, secret, grants))
+    env = dict(lab.env, PROXMOX_USER=user, PROXMOX_TOKEN_NAME=token, PROXMOX_TOKEN_SECRET=secret, XDG_CACHE_HOME=str(tmp_path / 'cache'))
+    lab.call(lambda: lab.pve.datacenter.update({'user-tag-access': {'user-allow': 'existing'}}))
+    convert = task('Convert', name='web-golden', vmid=120, state='converted', spec=SPEC)
+    writes = len(lab.writes())
+    for check in (True, False):
+        refused = run_playbook(tmp_path, template_play(convert), env, LOCALHOST, check=check, name=f'refused-{check}')
+        message = refused.one('Convert')['msg']
+        assert 'refused before any change' in message, message
+        assert 'Permission check failed (/, Sys.Modify) to retire the previous template: to set the tag puls-retired' in message, message
+    assert len(lab.writes()) == writes and config(api, 201)['name'] == 'web-golden'
+
+    # Allowed, it converts; the build's own tag keeps its spelling under the case-sensitive tag-style.
+    allowed = ['puls-building', 'puls-managed', 'puls-retired']
+    lab.call(lambda: lab.pve.datacenter.update({'user-tag-access': {'user-allow': 'list', 'user-allow-list': allowed}}))
+    made = run_playbook(tmp_path, template_play(dict(convert, ignore_errors=False)), env, LOCALHOST, name='made')
+    assert made.rc == 0, made.stdout
+    assert config(api, 120)['tags'] == 'Team-A;puls-managed' and made.one('Convert')['diff']['after']['tags'] == ['Team-A', 'puls-managed']
+    assert set(config(api, 201)['tags'].split(';')) == {'puls-managed', 'puls-retired'}

@@ -291,13 +291,71 @@ def test_a_live_migration_restarts_nothing_so_the_changed_address_still_awaits_t
     api.wait_task(upid, 60, 'migrating VM lm-web')  # raises unless the task ends OK
     assert vm.node == 'pve2' and api.get('/nodes/pve2/qemu/%d/status/current' % vm.vmid)['uptime'] < 3600
 
+    # The source node, evacuated, is shut down for maintenance: its task list (the qmigrate task) cannot be read; the
+    # start on the target tells by its own log that it was the migration's.
+    lab.call(lambda: lab.pve.set_node_offline('pve1'))
     after = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': moved}), name='after-migration')
     assert after.rc == 0, after.stdout
     assert after.one(TASK, 'lm-web')['reboot_required'] == ['ipconfig0'], 'the migrated guest still has its old address'
     assert fleet_reason(lab, tmp_path, 'lm-web', moved) == 'awaiting restart: ipconfig0'
+    lab.call(lambda: lab.pve.set_node_offline('pve1', offline=False))
 
     rebooted = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': dict(moved, apply_mode='reboot')}), name='reboot')
     assert rebooted.rc == 0, rebooted.stdout
     assert rebooted.one(TASK, 'lm-web')['changed'] and lab.guest(vm.vmid).address == lab.address(44)
     again = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': moved}), name='again')
     assert again.one(TASK, 'lm-web')['reboot_required'] == [] and fleet_reason(lab, tmp_path, 'lm-web', moved) == ''
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_a_resume_after_hibernation_restarts_nothing_whether_a_start_or_a_resume_runs_it_and_a_restart_after_it_does(lab, tmp_path):
+    # qemu-server Qemu.pm vm_suspend with todisk, then vm_start (a qmstart task) or vm_resume (qmresume): the saved guest
+    # runs on in a new QEMU process with its boot and its old address (QemuServer.pm vm_start_nolock logs the resume).
+    env = vm_env(lab, tmp_path)
+    _first, moved = up_for_an_hour(lab, tmp_path, env, 'hb-web', 46)
+    change = run_playbook(tmp_path, vm_play(), env, inventory({'hb-web': moved}), name='change')
+    assert change.rc == 0 and change.one(TASK, 'hb-web')['reboot_required'] == ['ipconfig0'], change.stdout
+    vm = vm_named(lab, 'hb-web')
+    api = lab_vms.client(lab)
+    status = '/nodes/pve1/qemu/%d/status/' % vm.vmid
+    old_address = lab.guest(vm.vmid).address
+
+    for resume in ('start', 'resume'):
+        api.run_task('POST', status + 'suspend', todisk=1)
+        api.run_task('POST', status + resume)
+        assert api.get(status + 'current')['uptime'] < 3600 and lab.guest(vm.vmid).address == old_address
+        after = run_playbook(tmp_path, vm_play(), env, inventory({'hb-web': moved}), name=f'after-{resume}')
+        assert after.rc == 0, after.stdout
+        assert after.one(TASK, 'hb-web')['reboot_required'] == ['ipconfig0'], f'resumed by a {resume}, the guest still has its old address'
+
+    # A stop and a start boot the guest anew, with the new address: nothing awaits a restart any more.
+    api.run_task('POST', status + 'stop')
+    api.run_task('POST', status + 'start')
+    assert lab.guest(vm.vmid).address == lab.address(47)
+    restarted = run_playbook(tmp_path, vm_play(), env, inventory({'hb-web': moved}), name='restarted')
+    assert restarted.rc == 0 and restarted.one(TASK, 'hb-web')['reboot_required'] == [], restarted.stdout
+    assert fleet_reason(lab, tmp_path, 'hb-web', moved) == ''
+
+
+@pytest.mark.lab(time_scale=0.01)
+def test_a_change_to_a_hibernated_vm_is_refused_before_any_write_and_state_started_alone_resumes_it(lab, tmp_path):
+    # qemu-server Qemu.pm vm_suspend with todisk: the VM stays locked `suspended`, and update_vm refuses every write
+    # (check_lock) until a start resumes it.
+    env = vm_env(lab, tmp_path)
+    first, _moved = up_for_an_hour(lab, tmp_path, env, 'hz-web', 49)
+    vm = vm_named(lab, 'hz-web')
+    api = lab_vms.client(lab)
+    api.run_task('POST', '/nodes/pve1/qemu/%d/status/suspend' % vm.vmid, todisk=1)
+    writes = len(lab.writes())
+    for check in (True, False):
+        refused = run_playbook(tmp_path, vm_play(), env, inventory({'hz-web': dict(first, cores=3)}), check=check, name=f'refused-{check}')
+        assert refused.rc != 0, refused.stdout
+        assert 'is hibernated (lock suspended)' in refused.one(TASK, 'hz-web')['msg'] and 'state: started' in refused.one(TASK, 'hz-web')['msg']
+    assert len(lab.writes()) == writes
+
+    resumed = run_playbook(tmp_path, vm_play(), env, inventory({'hz-web': first}), name='resumed')
+    assert resumed.rc == 0 and resumed.one(TASK, 'hz-web')['changed'], resumed.stdout
+    assert vm.status == 'running' and 'lock' not in vm.config
+    changed = run_playbook(tmp_path, vm_play(), env, inventory({'hz-web': dict(first, cores=3)}), name='changed')
+    # Resumed, it takes the change (a running VM's cores wait for its restart).
+    assert changed.rc == 0 and changed.one(TASK, 'hz-web')['reboot_required'] == ['cores'], changed.stdout

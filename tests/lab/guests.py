@@ -62,6 +62,8 @@ class Guest:
         self.commands = []
         self.vm = None
         self.boot = None
+        # The boot a hibernation saved, for the resume.
+        self.saved_boot = None
         self.host_key = None
         self.endpoint = None
         # Why the guest has no SSH endpoint while running, if it has none.
@@ -96,7 +98,7 @@ class Guest:
 
     def adopt(self, vm):
         """A new VM has this VMID: a fresh disk (home) and a new host key."""
-        self.vm, self.boot, self.host_key, self.error = vm, None, None, None
+        self.vm, self.boot, self.saved_boot, self.host_key, self.error = vm, None, None, None, None
         shutil.rmtree(self.root, ignore_errors=True)
         self.home.mkdir(parents=True)
         self.cloud_init_state.mkdir()
@@ -113,9 +115,7 @@ class Guest:
             await self.endpoint.stop()
             self.endpoint = None
 
-    async def power_on(self, boot, port):
-        """Boot: cloud-init starts over, and SSH listens on the guest's address."""
-        self.boot, self.error = boot, None
+    def _start_cloud_init(self):
         result = self.cloud_init_state / 'result'
         if result.exists():
             result.unlink()
@@ -125,6 +125,13 @@ class Guest:
             self.finish_cloud_init()
         elif delay is not None:
             self._cloud_init_timer = asyncio.get_running_loop().call_later(delay, self.finish_cloud_init)
+
+    async def power_on(self, boot, port, resumed=False):
+        """Boot: cloud-init starts over, and SSH listens on the guest's address; resumed (after hibernation), the boot
+        runs on as it was saved, cloud-init's outcome with it."""
+        self.boot, self.error = boot, None
+        if not resumed:
+            self._start_cloud_init()
         if boot.address is None:
             self.error = 'no address: net0 missing, or the DHCP pool is exhausted'
         elif not is_loopback(boot.address):
@@ -252,6 +259,9 @@ class GuestFleet:
             if vm.status != 'running' or vm.template:
                 if guest.endpoint or guest.boot:
                     await guest.power_off()
+                    # Hibernated (qemu-server vm_suspend todisk locks it `suspended`), the guest is saved with its
+                    # boot, which a resume runs on (pve/lifecycle.py).
+                    guest.saved_boot = guest.boot if getattr(vm, 'lock', None) == 'suspended' else None
                     guest.boot = None
                 continue
             if isinstance(vm, FakeCt):
@@ -264,6 +274,10 @@ class GuestFleet:
                 continue
             if guest.boot is None or guest.boot.started_at != booted_at(vm):
                 await guest.power_off()
+                saved, guest.saved_boot = guest.saved_boot, None
+                if saved is not None and saved.started_at == booted_at(vm):
+                    await guest.power_on(saved, self.ssh_port, resumed=True)
+                    continue
                 boot = self._boot(vm)
                 vm.agent = agent_answers(boot) if agent_enabled(vm.config) else None
                 await guest.power_on(boot, self.ssh_port)

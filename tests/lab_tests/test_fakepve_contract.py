@@ -10,6 +10,7 @@ import fakepve
 import pytest
 from fakepve import FakePve, FakeVm, agent, lxc, qemu, routing, schema, server, storage
 from fakepve.certs import make_cert
+from lab.pve import tags
 from urllib3 import encode_multipart_formdata
 
 HOST = '127.0.0.1'
@@ -17,12 +18,15 @@ HOST = '127.0.0.1'
 # Methods LabPve overrides, with the parameters it receives and passes on.
 OVERRIDDEN = {
     '_apply_config': ['self', 'vm', 'user', 'p'],
+    '_check_modify_perm': ['self', 'user', 'vmid', 'pool', 'old', 'new', 'deletes', 'unprivileged'],
     '_cluster_status': ['self', 'request'],
     '_config_get': ['self', 'request'],
     '_config_priv': ['self', 'key'],
     '_config_post': ['self', 'request'],
+    '_do_resume': ['self', 'vm', 'user', 'p'],
     '_do_shutdown': ['self', 'vm', 'user', 'p'],
     '_do_start': ['self', 'vm', 'user', 'p'],
+    '_do_suspend': ['self', 'vm', 'user', 'p'],
     '_do_stop': ['self', 'vm', 'user', 'p'],
     '_download_url': ['self', 'request'],
     '_lxc_clone': ['self', 'user', 'v'],
@@ -40,13 +44,13 @@ OVERRIDDEN = {
     '_register_stateful': ['self', 'router', 'prefixes'],
     '_resources': ['self', 'request'],
     '_task_list': ['self', 'request'],
+    '_update_config': ['self', 'ct', 'user', 'values', 'deletes', 'reverts'],
     '_upload': ['self', 'request'],
     'task': ['self', 'node', 'ttype', 'tid', 'user', 'body', 'vm', 'lock', 'log'],
 }
 # fakepve methods the lab calls.
 CALLED = (
     '_check_lock',
-    '_check_modify_perm',
     '_complete',
     '_config_lock',
     '_ct_check_lock',
@@ -88,7 +92,7 @@ CALLED = (
 # Module-level names the lab imports.
 IMPORTED = {
     agent: ('KEYS',),
-    lxc: ('FakeCt', 'NEW_DISK', 'SIZE_UNITS', 'format_size', 'mount_type', 'parse_mount', 'parse_size', 'print_mount', 'split_props', 'to_base'),
+    lxc: ('FakeCt', 'NEW_DISK', 'normalise', 'SIZE_UNITS', 'format_size', 'mount_type', 'parse_mount', 'parse_size', 'print_mount', 'split_props', 'to_base'),
     qemu: ('DRIVE_KEY', 'NET_MODELS', 'NEW_DISK', 'drives_of', 'is_cdrom', 'join_drive', 'split_drive', 'volume_ref', 'with_mac'),
     routing: ('die', 'param_error', 'split_list'),
     schema: ('_prop', 'check_value', 'load'),
@@ -131,9 +135,13 @@ def test_the_methods_and_names_the_lab_uses_exist():
     missing = [name for name in CALLED if not callable(getattr(FakePve, name, None))]
     missing += [f'{module.__name__}.{name}' for module, names in IMPORTED.items() for name in names if not hasattr(module, name)]
     vm = FakeVm(100, 'x')
-    missing += [name for name in ('config', 'pending', 'status', 'started_at', 'lock', 'lock_holder', 'agent', 'template') if not hasattr(vm, name)]
+    vm_attributes = ('config', 'pending', 'status', 'started_at', 'lock', 'lock_holder', 'agent', 'template', 'ha_managed', 'start_secs', 'start_error')
+    missing += [name for name in vm_attributes if not hasattr(vm, name)]
     assert missing == []
     assert agent.KEYS['network-get-interfaces'] == 'interfaces'
+    # tags.py replaces lxc.normalise, which fakepve's container create and update call for each value by name.
+    source = inspect.getsource(lxc.LxcApi)
+    assert source.count('normalise(opt, value)') == 2 and parameters(tags._fakepve_normalise) == ['key', 'value']
     # containers.py sets a container clone's duration; fakepve holds the source's disk lock that long.
     assert 'clone' in FakePve(host=HOST).ct_secs and "src.lock = 'disk'" in inspect.getsource(lxc.LxcApi._lxc_clone)
 

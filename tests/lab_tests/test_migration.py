@@ -33,6 +33,14 @@ def test_a_running_vm_migrates_online_into_a_new_process_that_runs_the_guests_ol
     # QemuMigrate.pm phase2: `qm start --migratedfrom pve1` on the target, a command-line worker of root@pam.
     assert ('qmstart', 'root@pam') in tasks_on(api, 'pve2', 130)
     assert ('qmstart', 'root@pam') not in tasks_on(api, 'pve1', 130)[:1]
+    # vm_start_nolock prints the incoming migration's address into that start's log (a boot's start prints none).
+    start = next(task for task in api.data('GET', '/nodes/pve2/tasks', vmid=130, source='all') if task['type'] == 'qmstart')
+    log = [line['t'] for line in api.data('GET', f'/nodes/pve2/tasks/{start["upid"]}/log')]
+    assert log == ['migration listens on unix:/run/qemu-server/130.migrate', 'TASK OK']
+    # Archived as it ended (RESTEnvironment.pm fork_worker: the command line runs active_workers after waitpid), the
+    # index lists it with its status and end.
+    archived = next(task for task in api.data('GET', '/nodes/pve2/tasks', vmid=130) if task['upid'] == start['upid'])
+    assert archived['status'] == 'OK' and archived['endtime'] >= archived['starttime']
     # vmstatus: the uptime is the new process's; the guest still runs its boot, with the old cloud-init drive.
     assert api.data('GET', STATUS.format('pve2', 130, 'current'))['uptime'] < 3600
     assert vm.node == 'pve2' and lab.guest(130).boot.started_at == booted
@@ -40,7 +48,9 @@ def test_a_running_vm_migrates_online_into_a_new_process_that_runs_the_guests_ol
 
     # A start after a stop is a boot again: the drive is regenerated.
     api.run('POST', STATUS.format('pve2', 130, 'stop'))
-    api.run('POST', STATUS.format('pve2', 130, 'start'))
+    booting = api.data('POST', STATUS.format('pve2', 130, 'start'))
+    api.wait(booting)
+    assert not any(line['t'].startswith('migration listens on') for line in api.data('GET', f'/nodes/pve2/tasks/{booting}/log'))
     assert lab.call(lambda: lab.pve.cloudinit_regenerated(130))
     assert lab.guest(130).boot.started_at != booted
 

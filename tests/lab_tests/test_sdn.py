@@ -200,22 +200,6 @@ def test_an_apply_ends_ok_when_a_node_is_unreachable_or_its_reload_fails(lab, ap
     assert api.data('GET', f'/nodes/pve1/tasks/{failed["upid"]}/status')['exitstatus'] == "command 'ifreload -a' failed: exit code 1"
 
 
-def test_an_ended_task_is_listed_as_running_until_its_node_archives_it(lab, api):
-    """Tasks.pm node_tasks lists the index by default; RESTEnvironment.pm active_workers moves an ended task there when
-    the node's next task starts, or on pvestatd's cycle; the active list shows RUNNING, ended or not."""
-    api.run('PUT', '/cluster/sdn')
-    assert api.data('GET', '/nodes/pve2/tasks', typefilter='srvreload') == []
-    first = api.data('GET', '/nodes/pve2/tasks', typefilter='srvreload', source='active')
-    assert [task['status'] for task in first] == ['RUNNING'] and api.data('GET', f'/nodes/pve2/tasks/{first[0]["upid"]}/status')['status'] == 'stopped'
-    api.run('PUT', '/nodes/pve2/network')
-    assert [task['upid'] for task in api.data('GET', '/nodes/pve2/tasks', typefilter='srvreload')] == [first[0]['upid']]
-    listed = api.data('GET', '/nodes/pve2/tasks', typefilter='srvreload', source='all')
-    assert [task['status'] for task in listed] == ['RUNNING', 'OK'] and listed[1]['upid'] == first[0]['upid']
-    # pvestatd archives it at the latest 10 s after it ended.
-    lab.call(lambda: lab.pve.tasks[listed[0]['upid']].update(endtime=lab.pve.tasks[listed[0]['upid']]['endtime'] - 10))
-    assert [task['status'] for task in api.data('GET', '/nodes/pve2/tasks', typefilter='srvreload')] == ['OK', 'OK']
-
-
 def test_the_global_lock_refuses_writes_without_its_token_and_rollback_restores_the_running_config(lab, api):
     api.data('POST', '/cluster/sdn/zones', zone='lan', type='vlan', bridge='vmbr0')
     api.run('PUT', '/cluster/sdn')

@@ -77,3 +77,38 @@ def test_a_create_with_tags_under_a_restricted_user_allow_is_refused_for_the_old
     call = as_token(lab, {'/vms': ['VM.Allocate', 'VM.Audit', 'VM.Config.Options'], '/storage': ['Datastore.AllocateSpace']})
     status, message, _data = call('POST', '/nodes/pve1/qemu', vmid=123, tags='web')
     assert status == 403 and message.startswith("Permission check failed (/, Sys.Modify for modifying tag 'HASH(0x")
+
+
+LXC = '/nodes/pve1/lxc'
+CT_CONFIG = LXC + '/{0}/config'
+CT_TEMPLATE = 'local:vztmpl/debian-11-standard_11.7-1_amd64.tar.zst'
+
+
+def test_a_containers_tags_are_written_per_tag_style_on_create_and_update(lab, api):
+    # pve-container src/PVE/LXC/Config.pm update_pct_config: get_unique_tags, as for a VM.
+    assert api.run('POST', LXC, vmid=140, ostemplate=CT_TEMPLATE, rootfs='local-lvm:1', tags='Web;db')['exitstatus'] == 'OK'
+    assert api.data('GET', CT_CONFIG.format(140))['tags'] == 'db;web'
+    datacenter(lab, **{'tag-style': {'case-sensitive': 1}})
+    api.data('PUT', CT_CONFIG.format(140), tags='Web;db,web')
+    assert api.data('GET', CT_CONFIG.format(140))['tags'] == 'Web;db;web'
+    assert api.run('POST', LXC, vmid=141, ostemplate=CT_TEMPLATE, rootfs='local-lvm:1', tags='Web')['exitstatus'] == 'OK'
+    assert api.data('GET', CT_CONFIG.format(141))['tags'] == 'Web'
+
+
+def test_a_restricted_user_sets_a_containers_allowed_tags_only_and_a_create_checks_no_old_tags(lab, api):
+    # src/PVE/LXC.pm check_ct_modify_config_perm: assert_tag_permissions against the config's tags (create: none).
+    assert api.run('POST', LXC, vmid=142, ostemplate=CT_TEMPLATE, rootfs='local-lvm:1', tags='legacy')['exitstatus'] == 'OK'
+    datacenter(lab, **{'user-tag-access': {'user-allow': 'list', 'user-allow-list': ['web', 'prod']}, 'registered-tags': ['prod']})
+    grants = {'/vms': ['VM.Allocate', 'VM.Audit', 'VM.Config.Options', 'VM.Config.Disk'], '/storage': ['Datastore.AllocateSpace', 'Datastore.Audit']}
+    call = as_token(lab, grants)
+    assert call('PUT', CT_CONFIG.format(142), tags='legacy;web')[0] == 200
+    assert call('PUT', CT_CONFIG.format(142), tags='legacy;web;prod')[:2] == (403, "Permission check failed (/, Sys.Modify for modifying tag 'prod')")
+    assert call('PUT', CT_CONFIG.format(142), tags='web')[:2] == (403, "Permission check failed (/, Sys.Modify for modifying tag 'legacy')")
+    assert call('PUT', CT_CONFIG.format(142), delete='tags')[:2] == (403, "Permission check failed (/, Sys.Modify for modifying tag 'legacy')")
+    assert api.data('GET', CT_CONFIG.format(142))['tags'] == 'legacy;web'
+    # Unlike a VM's create_vm, no old tag: an allowed tag is set; the tags are checked as sent (case and all).
+    assert call('POST', LXC, vmid=143, ostemplate=CT_TEMPLATE, rootfs='local-lvm:1', tags='web')[0] == 200
+    assert call('POST', LXC, vmid=144, ostemplate=CT_TEMPLATE, rootfs='local-lvm:1', tags='Web')[:2] == (
+        403,
+        "Permission check failed (/, Sys.Modify for modifying tag 'Web')",
+    )

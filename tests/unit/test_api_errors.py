@@ -64,6 +64,9 @@ def test_redaction_keeps_the_readable_parts():
         (500, "cfs-lock 'storage-local-lvm' error: got lock request timeout", True),
         (500, 'VM is locked (clone)', True),
         (500, 'CT is locked (backup)', True),
+        # A hibernated VM's lock stays until it resumes (qemu-server vm_suspend with todisk): asking again changes nothing.
+        (500, 'VM is locked (suspended)', False),
+        (500, 'VM is locked (suspending)', True),
         (500, 'got no worker upid - start worker failed', True),
         (500, 'cluster not ready - no quorum?', True),
         (595, 'No route to host', True),

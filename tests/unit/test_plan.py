@@ -530,3 +530,12 @@ def test_a_clone_is_made_with_the_source_notes_and_the_owner_tag_for_the_record_
     clone = plan_vm(spec(), creation=Creation(TEMPLATE_SOURCE, 'pve1', {**TEMPLATE, 'description': 'golden\n\n[puls-owner: puls-managed=9000]'}))
     assert clone.actions[0].params['notes'] == 'golden\n\n[puls-owner: puls-managed=9000]'
     assert clone.actions[0].params['owner_tag'] == 'puls-managed'
+
+
+def test_a_hibernated_vm_is_only_resumed_and_a_change_to_it_is_refused_before_any_write():
+    # qemu-server Qemu.pm vm_suspend with todisk leaves it stopped and locked `suspended`; update_vm refuses a write
+    # (check_lock) until a start resumes it.
+    hibernated = observed('stopped', lock='suspended')
+    assert kinds(plan_vm(spec(state='started'), hibernated)) == [START]
+    with pytest.raises(SpecError, match=r"^state VM 'web' \(100 on pve1\) is hibernated \(lock suspended\): PVE changes none"):
+        plan_vm(spec(state='started', cores=4), hibernated)

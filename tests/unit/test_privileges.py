@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import Credential
+from ansible_collections.puls.proxmox.plugins.module_utils._ct_privileges import CT_CREATE_OLD_TAGS
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, ImageSource
 from ansible_collections.puls.proxmox.plugins.module_utils._iso_plan import Step
@@ -166,18 +167,23 @@ def test_a_conversion_needs_power_config_cloudinit_template_and_the_previous_tem
         build={'vmid': 120},
         status='running',
         notes='n',
-        tags='t',
+        tags='puls-managed;web',
         strip=['ciuser', 'ipconfig0'],
         seed=seed,
-        config={'scsi0': 'local-lvm:vm-120-disk-0'},
+        config={'scsi0': 'local-lvm:vm-120-disk-0', 'tags': 'puls-building;puls-managed;web'},
         previous={'vmid': 110},
+        previous_config={'tags': 'puls-managed;web'},
+        retired_tags='puls-managed;puls-retired;web',
         destroy_previous=True,
         name_key='name',
         addresses={},
     )
-    assert grants(conversion_needs(conversion)) == [
+    needs = conversion_needs(conversion)
+    assert grants(needs) == [
         ('Datastore.Allocate', '/storage/local'),
         ('Datastore.AllocateSpace', '/storage/local-lvm'),
+        ('Sys.Modify', '/'),
+        ('Sys.Modify', '/'),
         ('VM.Allocate', '/vms/110'),
         ('VM.Allocate', '/vms/120'),
         ('VM.Config.CDROM', '/vms/120'),
@@ -187,6 +193,11 @@ def test_a_conversion_needs_power_config_cloudinit_template_and_the_previous_tem
         ('VM.Config.Options', '/vms/110'),
         ('VM.Config.Options', '/vms/120'),
         ('VM.PowerMgmt', '/vms/120'),
+    ]
+    # The tags the conversion changes (GuestHelpers.pm assert_tag_permissions), which require keeps where PVE asks them.
+    assert [(item.tag, item.purpose) for item in needs if item.tag] == [
+        ('puls-building', 'to remove the tag puls-building'),
+        ('puls-retired', 'to retire the previous template: to set the tag puls-retired'),
     ]
 
 
@@ -348,6 +359,17 @@ def test_each_tag_set_or_removed_is_a_need_of_sys_modify_on_root_and_a_create_ch
     created = tag_needs([Action('import', {'config': {'tags': 'puls-managed'}})], None)
     assert [item.tag for item in created] == ['HASH(0x...)', 'puls-managed']
     assert tag_needs([Action('configure', {'set': {'cores': 2}, 'delete': []})], 'web') == []
+
+
+def test_a_containers_create_checks_its_tags_against_none_and_an_update_against_the_config():
+    # pve-container src/PVE/LXC.pm check_ct_modify_config_perm: no old config on create, so no HASH(0x...) tag.
+    created = tag_needs([Action('create', {'config': {'tags': 'puls-managed;web'}})], None, CT_CREATE_OLD_TAGS)
+    assert [(item.tag, item.purpose) for item in created] == [('puls-managed', 'to set the tag puls-managed'), ('web', 'to set the tag web')]
+    # A clone copies the source's tags unchecked; the configure after it changes them from those.
+    cloned = [Action('clone', {'vmid': 9020}), Action('configure', {'set': {'tags': 'puls-managed'}, 'delete': []})]
+    assert [item.tag for item in tag_needs(cloned, 'puls-base;puls-managed', CT_CREATE_OLD_TAGS)] == ['puls-base']
+    # A VM's create with the same tags also changes the one old tag qemu-server's create_vm passes.
+    assert [item.tag for item in tag_needs([Action('import', {'config': {'tags': 'puls-managed;web'}})], None)] == ['HASH(0x...)', 'puls-managed', 'web']
 
 
 def test_a_tag_need_is_asked_only_where_the_datacenters_tag_settings_make_pve_ask_it():

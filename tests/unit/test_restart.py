@@ -119,38 +119,68 @@ def test_a_key_the_guest_booted_without_is_recorded_as_absent():
     assert _restart.awaiting(written, {}, 100, BOOT, True) == frozenset()
 
 
-def task(kind, start, end=None, status='OK', vmid=105):
-    return {'type': kind, 'id': str(vmid), 'starttime': start, 'endtime': end if end is not None else start + 5, 'status': status}
+def task(kind, start, status='OK', vmid=105, user='root@pam'):
+    return {'type': kind, 'id': str(vmid), 'starttime': start, 'endtime': start + 5, 'status': status, 'user': user, 'upid': f'{kind}:{start}'}
 
 
 RECORDED = 1_764_590_000
+# What qemu-server PVE/QemuServer.pm vm_start_nolock prints: the start of a boot, a live migration's start on its
+# target (`qm start --migratedfrom`, the unix socket of a secure migration), a resume after hibernation.
+BOOT_LOG = ['generating cloud-init ISO', 'TASK OK']
+MIGRATION_LOG = ['migration listens on unix:/run/qemu-server/105.migrate', 'TASK OK']
+RESUME_LOG = ['Resumed VM, removing state', 'TASK OK']
+
+
+def restarted(tasks, logs=None, since=RECORDED):
+    """_restart.restarted with each task's log from logs (by UPID; BOOT_LOG else); and the UPIDs whose log it read."""
+    read = []
+
+    def log_of(item):
+        read.append(item['upid'])
+        return (logs or {}).get(item['upid'], BOOT_LOG)
+
+    return _restart.restarted(tasks, 105, since, log_of), read
 
 
 def test_a_start_or_a_reboot_after_the_record_is_a_restart():
-    assert _restart.restarted([task('qmstop', RECORDED + 100), task('qmstart', RECORDED + 110)], 105, RECORDED)
-    assert _restart.restarted([task('qmreboot', RECORDED + 100, RECORDED + 140), task('qmstart', RECORDED + 130)], 105, RECORDED)
-    # vzdump's stop mode starts the VM again with `qm start` too: a restart.
-    assert _restart.restarted([task('vzdump', RECORDED + 100, RECORDED + 900), task('qmstart', RECORDED + 800)], 105, RECORDED)
+    assert restarted([task('qmstop', RECORDED + 100), task('qmstart', RECORDED + 110)]) == (True, ['qmstart:1764590110'])
+    # A reboot needs no log.
+    assert restarted([task('qmreboot', RECORDED + 100), task('qmstart', RECORDED + 130)]) == (True, [])
+    # An HA start is the LRM's qmstart of root@pam (its log: "task started by HA resource agent").
+    assert restarted([task('hastart', RECORDED + 100, user='ci@pve'), task('qmstart', RECORDED + 101)])[0]
 
 
-def test_the_start_a_live_migration_makes_on_its_target_is_no_restart():
-    # QemuMigrate.pm phase2: `qm start --migratedfrom` runs inside the qmigrate task (on the source node).
-    migration = [task('qmigrate', RECORDED + 100, RECORDED + 160), task('qmstart', RECORDED + 120)]
-    assert not _restart.restarted(migration, 105, RECORDED)
-    # A restart after the migration is one; one before it stays one (the migration carries the new boot over).
-    assert _restart.restarted([*migration, task('qmstart', RECORDED + 300)], 105, RECORDED)
-    assert _restart.restarted([task('qmstart', RECORDED + 50), *migration], 105, RECORDED)
+def test_the_start_a_live_migration_makes_on_its_target_is_no_restart_whatever_the_source_node_lists():
+    migration = task('qmstart', RECORDED + 120)
+    # The qmigrate task on the source node is not needed: that node may be down (evacuated for maintenance), or the
+    # migration may have begun before the record's boot plus the tolerance.
+    assert restarted([migration], {migration['upid']: MIGRATION_LOG}) == (False, [migration['upid']])
+    assert not restarted([task('qmigrate', RECORDED + 30), migration], {migration['upid']: MIGRATION_LOG})[0]
+    # A start after the migration is a restart, found from the latest start on; one before it stays one.
+    later = task('qmstart', RECORDED + 300)
+    assert restarted([migration, later], {migration['upid']: MIGRATION_LOG}) == (True, [later['upid']])
+    assert restarted([task('qmstart', RECORDED + 50), migration], {migration['upid']: MIGRATION_LOG})[0]
+    # A storage migration's line alone (`storage migration listens on nbd:...`) is no incoming migration of the VM.
+    assert restarted([migration], {migration['upid']: ['storage migration listens on nbd:unix:/run/qemu-server/105_nbd.migrate']})[0]
 
 
 def test_a_resume_after_hibernation_is_no_restart_and_the_start_after_it_is():
-    hibernation = [task('qmsuspend', RECORDED + 100), task('qmstart', RECORDED + 200)]
-    assert not _restart.restarted(hibernation, 105, RECORDED)
-    assert _restart.restarted([*hibernation, task('qmstop', RECORDED + 300), task('qmstart', RECORDED + 310)], 105, RECORDED)
+    resume = task('qmstart', RECORDED + 200)
+    hibernation = [task('qmsuspend', RECORDED + 100), resume]
+    assert not restarted(hibernation, {resume['upid']: RESUME_LOG})[0]
+    # A resume through the resume endpoint is a qmresume task (vm_resume starts a hibernated VM): never a boot.
+    assert not restarted([task('qmsuspend', RECORDED + 100), task('qmresume', RECORDED + 200)])[0]
+    # After either resume, a stop and a start boot the guest.
+    after = [task('qmstop', RECORDED + 300), task('qmstart', RECORDED + 310)]
+    assert restarted([*hibernation, *after], {resume['upid']: RESUME_LOG})[0]
+    assert restarted([task('qmsuspend', RECORDED + 100), task('qmresume', RECORDED + 200), *after])[0]
 
 
 def test_failed_tasks_other_vms_tasks_and_those_before_the_record_count_for_nothing():
-    assert not _restart.restarted([task('qmstart', RECORDED + 100, status="start failed: QEMU exited with code 1")], 105, RECORDED)
-    assert _restart.restarted([task('qmstart', RECORDED + 100, status='WARNINGS: 1')], 105, RECORDED)
-    assert not _restart.restarted([task('qmstart', RECORDED + 100, vmid=106)], 105, RECORDED)
-    assert not _restart.restarted([task('qmstart', RECORDED - 2)], 105, RECORDED)
-    assert not _restart.restarted([], 105, RECORDED)
+    assert restarted([task('qmstart', RECORDED + 100, status="start failed: QEMU exited with code 1")]) == (False, [])
+    # A task not yet archived is listed RUNNING (pve-manager PVE/API2/Tasks.pm node_tasks), ended or not.
+    assert restarted([task('qmstart', RECORDED + 100, status='RUNNING')]) == (False, [])
+    assert restarted([task('qmstart', RECORDED + 100, status='WARNINGS: 1')])[0]
+    assert restarted([task('qmstart', RECORDED + 100, vmid=106)]) == (False, [])
+    assert restarted([task('qmstart', RECORDED - 2)]) == (False, [])
+    assert restarted([]) == (False, [])

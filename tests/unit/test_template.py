@@ -19,6 +19,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import
     find_template,
     is_retired_version,
     retire_name,
+    retired_tags,
     spec_entries,
     template_notes,
     template_tags,
@@ -204,6 +205,9 @@ def test_conversion_notes_without_provision_files_drop_a_stale_provision_block()
 
 def test_conversion_tags_drop_the_building_mark_and_add_the_owner_tag():
     assert template_tags('puls-building;web', 'puls-managed') == 'puls-managed;web'
+    # As PVE spells them (a case-sensitive tag-style keeps Team-A); the marks are told in any case.
+    assert template_tags('Puls-Building;Team-A;Puls-Managed', 'puls-managed') == 'Team-A;puls-managed'
+    assert retired_tags('Team-A;puls-managed') == 'Team-A;puls-managed;puls-retired'
 
 
 def test_a_retire_name_is_the_name_with_a_hash_distinct_per_template():

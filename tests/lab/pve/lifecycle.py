@@ -1,9 +1,19 @@
-"""Clone, start and destroy as PVE runs them, and the cloud-init drive's generation.
+"""Clone, start, hibernation and destroy as PVE runs them, and the cloud-init drive's generation.
 
 fakepve's handlers pass their worker bodies to task(); the lab wraps those bodies by task type:
 qmclone (Qemu.pm clone_vm), qmstart and qmreboot (vm_start generates the cloud-init drive), qmdestroy
 (QemuServer.pm destroy_vm).
+
+Hibernation (qemu-server PVE/API2/Qemu.pm vm_suspend with `todisk`, a `qmsuspend` task; refused for an HA-managed VM,
+"Cannot suspend HA managed VM to disk"): fakepve stops the VM and locks it `suspended`. A start of a VM so locked
+resumes it (PVE/QemuServer.pm vm_start: `resume` for the lock; vm_start_nolock): the saved guest runs on in a new
+QEMU process (its `uptime` restarts) with the boot it had, no pending change is applied (only `!$statefile &&
+!$resume`), the cloud-init drive is regenerated all the same (apply_cloudinit_config runs without `$migratedfrom`),
+the lock goes, and the task logs `Resumed VM, removing state`. POST .../status/resume of such a VM does the same in a
+`qmresume` task (vm_resume: vm_start for a VM locked `suspended`); fakepve refuses it as not running.
 """
+
+import time
 
 from fakepve.model import PveError, TaskError
 from fakepve.qemu import drives_of, is_cdrom, join_drive, split_drive, volume_ref
@@ -14,7 +24,9 @@ from .progress import convert_rows, write_rows
 
 CLOUDINIT = '/nodes/{node}/qemu/{vmid}/cloudinit'
 # Tasks after which a VM may have powered on or off, or gone.
-POWER_TASKS = ('qmstart', 'qmreboot', 'qmreset', 'qmstop', 'qmshutdown', 'qmsuspend', 'qmdestroy')
+POWER_TASKS = ('qmstart', 'qmreboot', 'qmreset', 'qmstop', 'qmshutdown', 'qmsuspend', 'qmresume', 'qmdestroy')
+# What vm_start_nolock prints when it resumes a hibernated VM.
+RESUMED = 'Resumed VM, removing state'
 
 
 class LifecycleMixin:
@@ -125,11 +137,47 @@ class LifecycleMixin:
             note = await body()
             if vm.status == 'running':
                 self.generate_cloudinit(vm)
-                # A boot of the guest: no longer the one a live migration carried over (migration.py).
-                vm.guest_booted_at = None
+                if note != RESUMED:
+                    # A boot of the guest: no longer the one a live migration or a hibernation carried over.
+                    vm.guest_booted_at = None
             return note
 
         return boot
+
+    # ------------------------------------------------------- hibernation
+
+    async def _do_suspend(self, vm, user, p):
+        self._need_running(vm)
+        if str(p.get('todisk', '0')) in ('1', 'true') and vm.ha_managed:
+            raise PveError(500, 'Cannot suspend HA managed VM to disk')
+        return await super()._do_suspend(vm, user, p)
+
+    async def _do_start(self, vm, user, p):
+        if vm.lock != 'suspended':
+            return await super()._do_start(vm, user, p)
+        return await self._resuming(vm, user, 'qmstart')
+
+    async def _do_resume(self, vm, user, p):
+        if vm.lock != 'suspended':
+            return await super()._do_resume(vm, user, p)
+        return await self._resuming(vm, user, 'qmresume')
+
+    async def _resuming(self, vm, user, task_type):
+        """vm_start of a hibernated VM: the guest's boot runs on in a new process, its pending changes still pending."""
+
+        async def resume():
+            await self.pause(vm.start_secs)
+            if vm.start_error:
+                raise TaskError(vm.start_error)
+            vm.guest_booted_at = getattr(vm, 'guest_booted_at', None) or vm.started_at
+            vm.lock = None
+            vm.config.pop('lock', None)
+            vm.status = vm.qmpstatus = 'running'
+            vm.started_at = time.time()
+            self.generate_cloudinit(vm)
+            return RESUMED
+
+        return await self.task(vm.node, task_type, vm.vmid, user, resume, vm=vm)
 
     def generate_cloudinit(self, vm):
         """Write the VM's cloud-init drive from its config, as a start or PUT .../cloudinit does; the record of

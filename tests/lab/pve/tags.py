@@ -11,9 +11,24 @@ parse_datacenter_config returns them: `tag-style` ({'case-sensitive': 1, 'orderi
 - Setting or removing a tag (create_vm, update_vm: assert_tag_permissions) needs Sys.Modify on / when the tag is
   registered, or when `user-allow` is not `free` and the tag is not allowed (get_allowed_tags: `user-allow-list`
   unless `none`, the tags of the guests the user may audit for `existing`); a user with Sys.Modify on / may set any.
+- A container's tags likewise (pve-container): update_pct_config writes them through get_unique_tags (src/PVE/LXC/
+  Config.pm), on create and update, and check_ct_modify_config_perm (src/PVE/LXC.pm; nothing for root@pam) checks
+  assert_tag_permissions against the tags in the config (none on create: `$oldconf` is undef), with the tags as sent.
+  fakepve lower-cases and sorts a container's tags whatever the tag-style and checks only VM.Config.Options for them.
 """
 
+from fakepve import lxc
 from fakepve.routing import PveError, split_list
+
+_fakepve_normalise = lxc.normalise
+
+
+def _normalise(key, value):
+    """fakepve's lxc.normalise, but a container's tags as TagsMixin wrote them (per tag-style), not lower-cased."""
+    return value if key == 'tags' else _fakepve_normalise(key, value)
+
+
+lxc.normalise = _normalise
 
 OPTIONS = '/cluster/options'
 
@@ -37,6 +52,8 @@ class TagsMixin:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.datacenter = {}
+        # VMID -> the tags a container's create sent, which check_ct_modify_config_perm checks as sent.
+        self._ct_create_tags = {}
 
     def tag_style(self):
         return self.datacenter.get('tag-style') or {}
@@ -92,3 +109,30 @@ class TagsMixin:
                 continue
             if (tag not in allowed and not free) or tag in registered:
                 raise PveError(403, f"Permission check failed (/, Sys.Modify for modifying tag '{tag}')")
+
+    async def _lxc_create(self, user, v):
+        if v.get('tags') is None:
+            return await super()._lxc_create(user, v)
+        vmid = int(v['vmid'])
+        self._ct_create_tags[vmid] = v['tags']
+        try:
+            return await super()._lxc_create(user, dict(v, tags=unique_tags(v['tags'], self.tag_style())))
+        finally:
+            self._ct_create_tags.pop(vmid, None)
+
+    async def _update_config(self, ct, user, values, deletes, reverts):
+        # Checked as sent (_check_modify_perm) before update_pct_config writes them.
+        if values.get('tags') is not None:
+            values = dict(values, tags=unique_tags(values['tags'], self.tag_style()))
+        return await super()._update_config(ct, user, values, deletes, reverts)
+
+    def _check_modify_perm(self, user, vmid, pool, old, new, deletes, unprivileged):
+        """check_ct_modify_config_perm: VM.Config.Options (fakepve's), then assert_tag_permissions for tags."""
+        super()._check_modify_perm(user, vmid, pool, old, new, deletes, unprivileged)
+        if self.acl is None or user == 'root@pam':
+            return
+        before = (old or {}).get('tags')
+        if 'tags' in new:
+            self.assert_tag_permissions(user, before, self._ct_create_tags.get(vmid, new['tags']) if old is None else new['tags'])
+        if 'tags' in deletes:
+            self.assert_tag_permissions(user, before, '')

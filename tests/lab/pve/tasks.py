@@ -3,36 +3,22 @@
 Sys.Audit on /nodes/NODE, else only its own.
 
 `source` (node_tasks: `archive` by default, `active`, `all`): the archive is the node's task index
-(/var/log/pve/tasks/index), where pve-common PVE/RESTEnvironment.pm active_workers moves a task only once it has ended
-and active_workers runs again on that node: when the node's next task starts (fork_worker calls it) or on pvestatd's
-next cycle (pve-manager PVE/Service/pvestatd.pm update_status, every 10 s; here 10 s after the task ended, at the
-latest). Until then the task is in the node's active list, which node_tasks lists with the status `RUNNING`, ended
-or not (only active_workers writes an ended task's status, when it archives it).
+(/var/log/pve/tasks/index), the active list holds the tasks not yet archived, which node_tasks lists with the status
+`RUNNING` and no `endtime` (pve-common src/PVE/INotify.pm read_active_workers: an entry not yet archived has
+neither). A task is archived as it ends: the process that forked the worker reaps it and runs active_workers (pve-common
+src/PVE/RESTEnvironment.pm worker_reaper and log_task_result for a daemon's worker, fork_worker after waitpid for a
+command line's), which writes the ended task's end time and status into the index; pvestatd's cycle (pve-manager
+PVE/Service/pvestatd.pm update_status) does it only for a worker whose parent is gone ("in case of an unexpected
+crash").
 """
-
-import time
 
 from fakepve.server import USER, ok, params
 
-# pvestatd.pm: $updatetime, the seconds between two update_status.
-PVESTATD_CYCLE = 10
-
 
 class TasksMixin:
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        # The UPIDs in a node's task index.
-        self.tasks_archived = set()
-
-    async def task(self, node, ttype, tid, user, body, vm=None, lock=True, log=()):
-        """fork_worker runs active_workers first: the node's ended tasks go to its index."""
-        self.tasks_archived.update(task['upid'] for task in self.tasklog if task['node'] == node and task['status'] == 'stopped')
-        return await super().task(node, ttype, tid, user, body, vm=vm, lock=lock, log=log)
-
-    def _archived(self, task):
-        if task['upid'] in self.tasks_archived:
-            return True
-        return task['status'] == 'stopped' and time.time() - task['endtime'] >= PVESTATD_CYCLE
+    @staticmethod
+    def _archived(task):
+        return task['status'] == 'stopped'
 
     async def _task_list(self, request):
         node = request.match_info['node']
