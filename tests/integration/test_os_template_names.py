@@ -3,7 +3,8 @@
 """A container's OS template named as PVE's appliance index names it (debian-12-standard, ubuntu-24.04-standard, or
 the file name), through puls.proxmox.site against the lab: resolved at run time to the newest matching vztmpl volume
 on the node's storages, else downloaded from the node's appliance index (POST /nodes/{node}/aplinfo) onto the first
-storage with content vztmpl, the check run planning the download; a name found nowhere stops the run before any change.
+storage with content vztmpl, the check run planning the download; a name found nowhere stops the run before any change,
+and so does a download the credential may not make (docs/privileges.md's recipe is enough).
 
 Run inside a network namespace: hacking/netns-run .venv/bin/python -m pytest tests/integration/test_os_template_names.py -p no:xdist
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import lab_vms
 from lab.images import CONTAINER_TEMPLATE, UBUNTU_CONTAINER_TEMPLATE
+from test_least_privilege import TOKEN, USER, documented_grants, token_env
 
 from playbooks import run_playbook
 
@@ -80,3 +82,26 @@ def test_a_name_on_no_storage_and_in_no_index_stops_the_run_before_any_change(la
         assert run.rc != 0, run.stdout
         assert "'debian-99-standard' is no OS template on the storages of node pve1 nor in its appliance index" in run.stdout, run.stdout
     assert lab.writes() == []
+
+
+def test_a_token_that_may_not_put_templates_on_the_storage_is_refused_the_download_in_the_check_run_before_any_write(lab, tmp_path):
+    grants = documented_grants()
+    grants['/storage/local'] = grants['/storage/local'] - {'Datastore.AllocateTemplate'}
+    env = token_env(lab, tmp_path, grants)
+    for name, check in (('plan', True), ('apply', False)):
+        run = run_playbook(tmp_path, SITE, env, inventory=inventory(lab, 'ubuntu-24.04-standard'), check=check, name=name)
+        assert run.rc != 0, run.stdout
+        assert (
+            f'the plan for local:vztmpl/{UBUNTU_CONTAINER_TEMPLATE} refused before any change: API token {USER}!{TOKEN} lacks privileges the plan '
+            f'needs: Permission check failed (/storage/local, Datastore.AllocateTemplate) to download the OS template {UBUNTU_CONTAINER_TEMPLATE} '
+            'onto storage local of pve1'
+        ) in run.stdout, run.stdout
+    assert lab.writes() == []
+
+
+def test_the_documented_privileges_are_enough_to_download_an_os_template_and_create_the_container(lab, tmp_path):
+    env = token_env(lab, tmp_path, documented_grants())
+    applied = run_playbook(tmp_path, SITE, env, inventory=inventory(lab, 'ubuntu-24.04-standard'), name='apply')
+    assert applied.rc == 0, applied.stdout + applied.stderr
+    assert applied.plans == {UBUNTU_CONTAINER_TEMPLATE: ['create'], 'dns-01': ['create']}
+    assert ostemplate(lab) == f'local:vztmpl/{UBUNTU_CONTAINER_TEMPLATE}'
