@@ -4,7 +4,8 @@
 the file name), through puls.proxmox.site against the lab: resolved at run time to the newest matching vztmpl volume
 on the node's storages, else downloaded from the node's appliance index (POST /nodes/{node}/aplinfo) onto the first
 storage with content vztmpl, the check run planning the download; a name found nowhere stops the run before any change,
-and so does a download the credential may not make (docs/privileges.md's recipe is enough).
+and so does a download the credential may not make (docs/privileges.md's recipe is enough). A container template named
+so is built from the download, and then left alone.
 
 Run inside a network namespace: hacking/netns-run .venv/bin/python -m pytest tests/integration/test_os_template_names.py -p no:xdist
 """
@@ -12,8 +13,11 @@ Run inside a network namespace: hacking/netns-run .venv/bin/python -m pytest tes
 from __future__ import annotations
 
 import lab_vms
+import pytest
 from lab.images import CONTAINER_TEMPLATE, UBUNTU_CONTAINER_TEMPLATE
 from test_least_privilege import TOKEN, USER, documented_grants, token_env
+from test_plan_equals_run import machines, plan_then_run
+from test_reconcile_containers import fleet
 
 from playbooks import run_playbook
 
@@ -105,3 +109,16 @@ def test_the_documented_privileges_are_enough_to_download_an_os_template_and_cre
     assert applied.rc == 0, applied.stdout + applied.stderr
     assert applied.plans == {UBUNTU_CONTAINER_TEMPLATE: ['create'], 'dns-01': ['create']}
     assert ostemplate(lab) == f'local:vztmpl/{UBUNTU_CONTAINER_TEMPLATE}'
+
+
+@pytest.mark.slow(minutes=2)
+def test_a_container_template_named_by_its_package_is_built_from_the_download_and_then_left_alone(lab, tmp_path):
+    golden = {'image': 'debian-12-standard', 'storage': 'local-lvm', 'node': 'pve1', 'ip': f'{lab.address(44)}/24', 'gateway': lab.gateway, 'memory': 256}
+    declared = fleet(lab, tmp_path, {'ct-golden': {'pve_container': golden}}, {})
+    del declared['all']['vars']['pve_isos']  # the OS template comes from the appliance index alone
+    # Planned, made as planned, then nothing to do (the OS template found on the storage, the template current).
+    planned, _applied = plan_then_run(lab, tmp_path, declared)
+    assert machines(planned.plan) == {('iso', CONTAINER_TEMPLATE): ['create'], ('template', 'ct-golden'): ['build']}
+    assert len(aplinfo_downloads(lab)) == 1
+    assert ostemplate(lab) == f'local:vztmpl/{CONTAINER_TEMPLATE}'
+    assert lab.call(lambda: [ct.config.get('hostname') for ct in lab.pve.cts if ct.template]) == ['ct-golden']
