@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The cluster-level declarations of proxmops manifests (an Iso manifest here) and of a group_vars file beside them
 (pve_isos) are merged by puls.proxmox.site, not replaced: both ISOs are planned and kept; one ISO declared in both
-places from two URLs stops the run before any change, naming both places.
+places from two URLs stops the run before any change, naming both places. A repository of cluster objects alone (no
+machine) is kept all the same, and prunes nothing.
 
 Run inside a network namespace: hacking/netns-run .venv/bin/python -m pytest tests/integration/test_manifest_declarations.py -p no:xdist
 """
@@ -85,3 +86,27 @@ def test_one_iso_declared_by_a_manifest_and_by_group_vars_from_two_urls_stops_th
             f"pve_isos in {tmp_path / 'group_vars' / 'all.yml'} line 2 has '{other_url}', proxmox/isos/debian-12.yaml (document 1) has"
         ) in run.stdout, run.stdout
     assert len(lab.writes()) == writes
+
+
+def test_a_repository_of_cluster_objects_alone_is_kept_and_prunes_nothing(lab, tmp_path):
+    api = lab_vms.client(lab)
+    lab_vms.clone(api, 150, 'stray-01', **lab_vms.owned(150))
+    url, config = repository(lab, tmp_path, {})
+    (tmp_path / 'proxmox' / 'vms' / 'web-01.yaml').unlink()
+    config.write_text('plugin: puls.proxmox.manifests\npath: proxmox\nprune: true\n')
+    writes = len(lab.writes())
+    planned = site(lab, tmp_path, config, 'plan', check=True)
+    assert planned.rc == 0, planned.stdout + planned.stderr
+    # No machine: the owned stray is an orphan, never pruned by a fleet of no machine.
+    assert planned.plans == {'debian-12.iso': ['create'], 'stray-01': ['orphan']}
+    assert len(lab.writes()) == writes
+
+    applied = site(lab, tmp_path, config, 'apply')
+    assert applied.rc == 0, applied.stdout + applied.stderr
+    assert applied.plans == planned.plans
+    assert lab.volume_bytes('local:iso/debian-12.iso') == lab.served.fetch(url)
+    assert 'stray-01' in {entry['name'] for entry in api.cluster_vms()}
+    writes = len(lab.writes())
+    again = site(lab, tmp_path, config, 'again')
+    assert again.rc == 0 and not again.changed, again.stdout
+    assert again.plans == {'debian-12.iso': ['ok'], 'stray-01': ['orphan']} and len(lab.writes()) == writes
