@@ -122,3 +122,23 @@ def test_a_container_template_named_by_its_package_is_built_from_the_download_an
     assert len(aplinfo_downloads(lab)) == 1
     assert ostemplate(lab) == f'local:vztmpl/{CONTAINER_TEMPLATE}'
     assert lab.call(lambda: [ct.config.get('hostname') for ct in lab.pve.cts if ct.template]) == ['ct-golden']
+
+
+def test_one_name_of_containers_on_two_nodes_is_downloaded_on_each_node_that_lacks_it(lab, tmp_path):
+    hosts = inventory(lab, 'ubuntu-24.04-standard')['all']['children']['pve_containers']['hosts']
+    second = dict(hosts['dns-01']['pve_container'], node='pve2', ip=f'{lab.address(54)}/24')
+    hosts['dns-02'] = {'pve_container': second, 'pve_power': 'stopped'}
+    declared = {'all': {'children': {'pve_containers': {'hosts': hosts}}}}
+    planned = run_playbook(tmp_path, SITE, lab.env, inventory=declared, check=True, name='plan')
+    assert planned.rc == 0, planned.stdout + planned.stderr
+    assert planned.plans == {UBUNTU_CONTAINER_TEMPLATE: ['create'], 'dns-01': ['create'], 'dns-02': ['create']} and lab.writes() == []
+    applied = run_playbook(tmp_path, SITE, lab.env, inventory=declared, name='apply')
+    assert applied.rc == 0, applied.stdout + applied.stderr
+    assert applied.plans == planned.plans
+    # On PVE local is each node's own (not shared), so the one volume ID is downloaded on each node that lacks it. The
+    # lab's storages are one for all nodes (fakepve), so there pve2 then finds pve1's download: the task is asked for
+    # both nodes, and downloads once.
+    (downloads,) = [r['result']['results'] for r in applied.results if r['task'].endswith("Download the OS template from the node's appliance index")]
+    assert sorted(item['reconcile_os_template_plan']['reconcile_os_template']['node'] for item in downloads) == ['pve1', 'pve2']
+    assert [item['changed'] for item in downloads] == [True, False]
+    assert len([r for r in lab.writes() if r.path.endswith('/aplinfo')]) == 1
