@@ -25,9 +25,10 @@ _FIELDS = (
 
 
 def volume_references(machines, templates=None):
-    """[{host, field, volume, created_only, template}]: each volume that a machine of ``machines`` (fleet_vars' hosts:
-    host -> {type, vm: its module's options}) or a template of ``templates`` (fleet_vars' templates, alike) names, in
-    host order. A template's are read only by its build (created_only), ``template`` its name (None for a machine)."""
+    """[{host, field, volume, created_only, template, node}]: each volume that a machine of ``machines`` (fleet_vars'
+    hosts: host -> {type, vm: its module's options}) or a template of ``templates`` (fleet_vars' templates, alike)
+    names, in host order. A template's are read only by its build (created_only), ``template`` its name (None for a
+    machine); ``node`` is the machine's declared node, or None where placement chooses it."""
     references = []
     for group, is_template in ((machines, False), (templates, True)):
         for host, machine in sorted(dict(group or {}).items()):
@@ -42,29 +43,34 @@ def volume_references(machines, templates=None):
                             'volume': volume,
                             'created_only': is_template or not always,
                             'template': options.get('name') or host if is_template else None,
+                            'node': options.get('node'),
                         }
                     )
     return references
 
 
 def volume_problems(references, cluster, isos=(), planned=()):
-    """One sentence per reference whose volume ``cluster`` (pve_fleet_info's result, asked about them) lists as missing
-    and that neither ``isos`` (the merged pve_isos) nor ``planned`` (the volumes of the OS templates the run downloads)
-    declares; an image or OS template counts only for a machine still to create, or a template not yet built."""
-    missing = set((cluster or {}).get('missing_volumes') or ())
+    """One sentence per reference whose volume ``cluster`` (pve_fleet_info's result, asked about them) finds on no node,
+    or not on the machine's declared node, and that neither ``isos`` (the merged pve_isos) nor ``planned`` (the volumes
+    of the OS templates the run downloads) declares; an image or OS template counts only for a machine still to
+    create, or a template not yet built. A storage that is not shared (local) holds each node's own files, and PVE
+    takes a guest's volume on the guest's node only."""
+    where = (cluster or {}).get('volumes') or {}
     machines = (cluster or {}).get('machines') or {}
     built = {guest.get('name') for guest in (cluster or {}).get('guests') or () if guest.get('template')}
     declared = {iso_volume(entry) for entry in isos or () if (entry.get('state') or 'present') == 'present'} | set(planned or ())
     problems = []
     for reference in references or ():
-        volume, field, host = reference['volume'], reference['field'], reference['host']
-        if volume not in missing or volume in declared:
+        volume, field, host, node = reference['volume'], reference['field'], reference['host'], reference.get('node')
+        nodes = where.get(volume)
+        if nodes is None or (nodes and (node is None or node in nodes)) or volume in declared:
             continue
         template = reference.get('template')
         if reference['created_only'] and (template in built if template is not None else (machines.get(host) or {}).get('vmid') is not None):
             continue
+        nowhere = 'on no storage of the cluster' if not nodes else f'on no storage of node {node} (only of {", ".join(nodes)})'
         problems.append(
-            f'{host}: {field} is {volume}, which is on no storage of the cluster and which this inventory does not declare: '
+            f'{host}: {field} is {volume}, which is {nowhere} and which this inventory does not declare: '
             f'declare it in pve_isos (or an Iso manifest) so that the run downloads it, put it on the storage first, or correct {field}'
         )
     return problems

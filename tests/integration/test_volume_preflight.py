@@ -56,3 +56,22 @@ def test_a_volume_on_a_storage_or_declared_in_pve_isos_passes(lab, tmp_path):
     (fleet,) = [r['result'] for r in planned.results if r['task'].endswith('List the guests of the cluster and find the VMs already as declared')]
     assert 'pve1' in fleet['volumes']['local:iso/lab-tools.iso'] and fleet['volumes']['local:iso/tools.iso'] == []
     assert fleet['missing_volumes'] == ['local:iso/tools.iso']
+
+
+def test_a_volume_on_another_nodes_storage_stops_a_machine_declared_on_its_own_node(lab, tmp_path):
+    # A storage of pve1 alone (storage.cfg nodes), as a directory that is not shared is in effect: PVE takes a guest's
+    # volume on the guest's node only.
+    lab.call(lambda: lab.pve.storages.__setitem__('isos1', {'type': 'dir', 'path': '/srv/isos1', 'content': 'iso', 'nodes': 'pve1', 'files': set()}))
+    api = lab_vms.client(lab)
+    api.run_task('POST', '/nodes/pve1/storage/isos1/download-url', url=lab.served.url('lab-tools.iso'), content='iso', filename='lab-tools.iso')
+    # An installer's VM, created empty (no clone source, whose own storage would tie it to a node).
+    installer = {'pve_power': 'stopped', 'pve_storage': 'local-lvm', 'pve_disk_size': '4G', 'pve_cdrom': 'isos1:iso/lab-tools.iso'}
+    on_pve2 = {'web-01': dict(installer, pve_node='pve2')}
+    for name, check in (('plan', True), ('apply', False)):
+        run = site(lab, tmp_path, on_pve2, name, check=check)
+        assert run.rc != 0, run.stdout
+        assert 'web-01: pve_cdrom is isos1:iso/lab-tools.iso, which is on no storage of node pve2 (only of pve1)' in run.stdout, run.stdout
+    writes = len(lab.writes())
+    planned = site(lab, tmp_path, {'web-01': dict(on_pve2['web-01'], pve_node='pve1')}, 'plan-pve1', check=True)
+    assert planned.rc == 0, planned.stdout + planned.stderr
+    assert planned.plans == {'web-01': ['create']} and len(lab.writes()) == writes
