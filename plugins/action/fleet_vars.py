@@ -26,6 +26,7 @@ ARGUMENT_SPEC = {
     'hosts': {'type': 'list', 'elements': 'str', 'required': True},
     'entry_point': {'type': 'str', 'default': 'main'},
     'gather_hosts': {'type': 'list', 'elements': 'str', 'default': []},
+    'template_hosts': {'type': 'list', 'elements': 'str', 'default': []},
 }
 
 
@@ -39,10 +40,10 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         _validation, params = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         validator = ArgumentSpecValidator(self._role_options(task_vars, params['entry_point']))
-        gather_hosts = set(params['gather_hosts'])
+        gather_hosts, template_hosts = set(params['gather_hosts']), set(params['template_hosts'])
         groups = task_vars.get('groups') or {}
         templates, vms, containers = (groups.get(group) or [] for group in ('pve_templates', 'pve_vms', 'pve_containers'))
-        errors, gathered = {}, {}
+        errors, gathered, built = {}, {}, {}
         for host in params['hosts']:
             try:
                 templar = self._templar.copy_with_new_env()
@@ -51,12 +52,12 @@ class ActionModule(ActionBase):
                 problems, provided = self._validated(templar, validator)
                 if problems:
                     errors[host] = problems
-                elif host in gather_hosts:
+                elif host in gather_hosts or host in template_hosts:
                     container = is_container(host, templates, vms, containers, provided.get('pve_container'))
-                    gathered[host] = fleet_machine(host, provided, container)
+                    (built if host in template_hosts else gathered)[host] = fleet_machine(host, provided, container)
             except AnsibleError as exc:
                 errors[host] = [str(exc)]
-        result.update(changed=False, errors=errors, hosts=gathered)
+        result.update(changed=False, errors=errors, hosts=gathered, templates=built)
         return result
 
     def _role_options(self, task_vars, entry_point):

@@ -14,10 +14,12 @@ description:
     as PVE's appliance index names it (V(debian-12-standard), V(ubuntu-24.04-standard), or the whole file name) instead
     of its volume. For each container still to create with such an image, the role resolves it on the container's node
     with P(puls.proxmox.pve_os_template#module).
+  - For each container template with such an image too, whether it exists or not, as its build is made from that
+    volume and the spec that tells whether it is current names it.
   - An image that is a volume, a VMID, or the name of a container template (declared, or one of the cluster) is not an
     OS template name.
   - A container with such an image and no C(pve_container.node) is an error.
-positional: guests, declared_templates
+positional: guests, declared_templates, templates
 options:
   _input:
     description: The machines of P(puls.proxmox.fleet_vars#module)'s C(hosts), each with C(type) and its options C(vm).
@@ -33,6 +35,10 @@ options:
     type: list
     elements: str
     default: []
+  templates:
+    description: The templates of P(puls.proxmox.fleet_vars#module)'s C(templates), alike.
+    type: dict
+    default: {}
 '''
 
 EXAMPLES = r'''
@@ -46,7 +52,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 _value:
-  description: One C({host, name, node}) per container to create, C(name) the OS template's name.
+  description: One C({host, name, node}) per container to create or container template, C(name) the OS template's name.
   type: list
   elements: dict
 '''

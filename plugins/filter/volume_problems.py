@@ -11,9 +11,10 @@ author:
   - puls.proxmox contributors (@puls-proxmox)
 description:
   - The pre-flight of the C(puls.proxmox.reconcile) role. A reference of P(puls.proxmox.volume_references#filter) whose
-    volume P(puls.proxmox.pve_fleet_info#module) found on no node, and that the inventory does not declare (an entry
-    of C(pve_isos) or an C(Iso) manifest, or an OS template the run downloads), is one sentence naming the machine,
-    the variable, the volume and the fix. An image or OS template counts only for a machine still to create.
+    volume P(puls.proxmox.pve_fleet_info#module) found on no node, or not on the machine's declared node, and that the
+    inventory does not declare (an entry of C(pve_isos) or an C(Iso) manifest, or an OS template the run downloads), is
+    one sentence naming the machine, the variable, the volume and the fix. An image or OS template counts only for a machine still to create, and
+    a template's volume only for a template not yet built (none of its name on the cluster).
 positional: cluster, isos, planned
 options:
   _input:

@@ -14,11 +14,17 @@ description:
     names - a VM's C(pve_cdrom) (C(iso)), a VM's C(pve_image) to import (C(import)), a container's
     C(pve_container.image) (C(vztmpl)) - so that P(puls.proxmox.pve_fleet_info#module) finds where each is, and
     P(puls.proxmox.volume_problems#filter) names those that are nowhere and not declared, before any write.
+  - A template's too, which only its build reads.
+positional: templates
 options:
   _input:
     description: The machines of P(puls.proxmox.fleet_vars#module)'s C(hosts), each with C(type) and its options C(vm).
     type: dict
     required: true
+  templates:
+    description: The templates of P(puls.proxmox.fleet_vars#module)'s C(templates), alike.
+    type: dict
+    default: {}
 '''
 
 EXAMPLES = r'''
@@ -31,8 +37,9 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description:
-    - One C({host, field, volume, created_only}) per volume a machine names. C(field) is the variable (C(pve_cdrom),
-      C(pve_image), C(pve_container.image)); C(created_only) is whether only the machine's creation reads it.
+    - One C({host, field, volume, created_only, template}) per volume a machine or template names. C(field) is the
+      variable (C(pve_cdrom), C(pve_image), C(pve_container.image)); C(created_only) is whether only the machine's
+      creation (a template's build) reads it; C(template) is the template's name, null for a machine.
   type: list
   elements: dict
 '''

@@ -19,12 +19,18 @@ description:
     C(inventory source inventory/cluster.proxmops.yml did not parse: proxmox/vms/web-01.yaml (document 1): spec.cores
     must be a positive integer, got 'two').
   - The first play of C(puls.proxmox.site) fails the run with these sentences before anything is read or written.
+  - With O(fail), the lookup fails itself when a source did not parse, with the message the first play gives. Under
+    C(--limit), C(puls.proxmox.site) asks it so where Ansible resolves the first play's hosts, before any play runs.
 options:
   _terms:
     description: The inventory sources, as the magic variable C(ansible_inventory_sources) lists them.
     type: list
     elements: str
     required: true
+  fail:
+    description: Fail, naming every source that did not parse, instead of returning the sentences.
+    type: bool
+    default: false
 '''
 
 EXAMPLES = r'''
@@ -34,21 +40,31 @@ EXAMPLES = r'''
   when: problems | length > 0
   vars:
     problems: "{{ query('puls.proxmox.inventory_problems', *ansible_inventory_sources) }}"
+
+- name: Fail at once when an inventory source did not parse
+  ansible.builtin.debug:
+    msg: "{{ query('puls.proxmox.inventory_problems', *ansible_inventory_sources, fail=true) }}"
 '''
 
 RETURN = r'''
 _raw:
-  description: One sentence per inventory source, or file of a directory source, that did not parse; empty when all did.
+  description:
+    - One sentence per inventory source, or file of a directory source, that did not parse; empty when all did.
+    - With O(fail), always empty (the lookup fails otherwise).
   type: list
   elements: str
 '''
 
+from ansible.errors import AnsibleError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.puls.proxmox.plugins.plugin_utils._inventory_check import inventory_problems
+from ansible_collections.puls.proxmox.plugins.plugin_utils._inventory_check import inventory_problems, refusal
 
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
         self.set_options(var_options=variables, direct=kwargs)
-        return inventory_problems([str(term) for term in terms], self._loader)
+        problems = inventory_problems([str(term) for term in terms], self._loader)
+        if problems and self.get_option('fail'):
+            raise AnsibleError(refusal(problems))
+        return problems

@@ -76,11 +76,13 @@ def resolve(name: str, node: str, volumes: Mapping[str, str], appliances: Iterab
     index = {entry['template']: entry for entry in appliances if entry.get('template') and entry.get('type') in ('lxc', 'openvz')}
     template = newest(name, index)
     if template is None:
-        raise OsTemplateError(
-            'name',
-            f"{name!r} is no OS template on the storages of node {node} nor in its appliance index; "
-            "give the package or file name of one that `pveam available` lists, or download it first",
+        # An empty index: the node never fetched it (pveam update; PVE/APLInfo.pm load_data reads what it stored).
+        fix = (
+            'its index is empty: run `pveam update` on the node, or give the volume of an OS template'
+            if not index
+            else 'give the package or file name of one that `pveam available` lists, or download it first'
         )
+        raise OsTemplateError('name', f'{name!r} is no OS template on the storages of node {node} nor in its appliance index; {fix}')
     candidates = list(storages)
     if not candidates:
         raise OsTemplateError('name', f'{name!r} is to be downloaded, but node {node} has no active storage for OS templates (content vztmpl)')

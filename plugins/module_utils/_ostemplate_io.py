@@ -1,11 +1,13 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """pve_os_template's run: read the node's vztmpl storages and volumes (and, when none matches, its appliance index),
-resolve the name (_ostemplate.resolve), then download it in a real run."""
+resolve the name (_ostemplate.resolve), check the credential may download it (_privileges.require, in check mode too),
+then download it in a real run."""
 
 from __future__ import annotations
 
 from ansible_collections.puls.proxmox.plugins.module_utils._ostemplate import OsTemplateError, resolve
+from ansible_collections.puls.proxmox.plugins.module_utils._privileges import os_template_needs, require
 from ansible_collections.puls.proxmox.plugins.module_utils._volumes import list_volumes
 
 DEFAULT_TIMEOUT = 1800
@@ -29,6 +31,8 @@ def reconcile(client, name, node, timeout=DEFAULT_TIMEOUT, check_mode=False):
         resolution = resolve(name, node, volumes, appliances or (), active)
     result = {'volume': resolution.volume, 'download': dict(resolution.download or {}) or None}
     diff = {'before': {'volume': None}, 'after': {'volume': resolution.volume}} if resolution.download else None
+    # Before the download, in check mode too: the plan run already says what the real run would be refused.
+    require(client, os_template_needs(resolution.download, node), f'the plan for {resolution.volume}')
     if resolution.download is None or check_mode:
         return dict(result, changed=resolution.download is not None, diff=diff)
     upid = client.post(

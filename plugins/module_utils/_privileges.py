@@ -352,6 +352,22 @@ def iso_needs(steps: Iterable[Any], storage: str, download: bool) -> list[Need]:
     return needs
 
 
+def os_template_needs(download: Mapping[str, str] | None, node: str) -> list[Need]:
+    """pve_os_template's download of an OS template from the node's appliance index (``download``: {storage, template},
+    None when it is on a storage already). pve-manager ``PVE/API2/Nodes.pm`` ``apl_download`` (``POST
+    /nodes/{node}/aplinfo``) checks Datastore.AllocateTemplate on ``/storage/{storage}``; the reads (the appliance index:
+    any user; the storages' vztmpl content: Datastore.Audit or Datastore.AllocateSpace) need nothing more."""
+    if download is None:
+        return []
+    return [
+        need(
+            f'to download the OS template {download["template"]} onto storage {download["storage"]} of {node}',
+            'Datastore.AllocateTemplate',
+            storage_path(download['storage']),
+        )
+    ]
+
+
 def network_needs(node: str, changes: bool) -> list[Need]:
     """pve_node_network on node: seeing every bridge, and changing the node's network when the plan ``changes`` it.
 

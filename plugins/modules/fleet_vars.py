@@ -55,6 +55,13 @@ options:
     type: list
     elements: str
     default: []
+  template_hosts:
+    description:
+      - The hosts among O(hosts), templates, whose machines to build apart (RV(templates)), for the checks of what their
+        builds are made from (an image, a CD-ROM ISO, an OS template); the others are only validated.
+    type: list
+    elements: str
+    default: []
 notes:
   - Run it from a task of the role whose variables it validates (it finds the argument spec by C(role_path)), with
     C(run_once), and with C(no_log), as the machines' options hold their secrets (C(ci_password), C(user_data), a
@@ -93,4 +100,9 @@ hosts:
   returned: always
   type: dict
   sample: {"web1": {"host": "web1", "type": "qemu", "vm": {"name": "web1", "cores": 2}, "provision": {"files": []}, "replace": ""}}
+templates:
+  description: Each valid host of O(template_hosts), and its machine, as RV(hosts) has them.
+  returned: always
+  type: dict
+  sample: {"ct-golden": {"host": "ct-golden", "type": "lxc", "vm": {"image": "debian-12-standard"}, "provision": {"files": []}, "replace": ""}}
 '''

@@ -47,8 +47,12 @@ options:
     type: int
     default: 1800
 notes:
-  - The download needs C(Datastore.AllocateTemplate) on C(/storage/STORAGE); the reads need C(Datastore.Audit) on the
-    node's storages.
+  - >-
+    The download needs C(Datastore.AllocateTemplate) on C(/storage/STORAGE) (pve-manager C(PVE/API2/Nodes.pm),
+    C(apl_download)), checked before it, in check mode too: a credential without it is refused naming the privilege,
+    its path and the grant, before any change. The reads need C(Datastore.Audit) or C(Datastore.AllocateSpace) on the
+    node's storages: PVE lists a storage, and its OS templates, only to who holds one, so a storage without either is
+    neither searched nor downloaded to. See docs/privileges.md.
 seealso:
   - module: puls.proxmox.pve_container
   - module: puls.proxmox.pve_iso

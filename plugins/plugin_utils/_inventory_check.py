@@ -38,6 +38,15 @@ def inventory_problems(sources, loader):
     return problems
 
 
+def refusal(problems):
+    """The message that stops a run on the sources that did not parse: the lookup's, with its option fail (site.yml's
+    first play under --limit), as roles/reconcile/tasks/inventory.yml words it in a task."""
+    return (
+        f'Nothing was read or written: {"; ".join(problems)}. Correct the inventory, then run again; a source that does not parse is '
+        'never read as an empty fleet.'
+    )
+
+
 def _files(source):
     """The files Ansible reads of a source: the file itself, or a directory's files recursively, sorted, without those
     its ignore patterns leave out (hidden files, group_vars, host_vars, vars_plugins, the ignored extensions)."""

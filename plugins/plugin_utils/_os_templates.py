@@ -11,19 +11,23 @@ from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC
 from ansible_collections.puls.proxmox.plugins.module_utils._ostemplate import is_os_template_name
 
 
-def os_template_references(machines, guests, declared_templates=()):
+def os_template_references(machines, guests, declared_templates=(), templates=None):
     """[{host, name, node}]: each container of ``machines`` (fleet_vars' hosts: host -> {type, vm: pve_container's
-    options}) that does not exist among ``guests`` (pve_fleet_info's, by VMID or else name) and whose image is neither
-    a volume, a VMID, the name of a container template of the cluster, nor one of ``declared_templates`` (the names
-    of the declared templates, which pve_container clones)."""
-    templates = set(declared_templates or ()) | {guest.get('name') for guest in guests or () if guest.get('template') and guest.get('type') == LXC}
+    options}) that does not exist among ``guests`` (pve_fleet_info's, by VMID or else name), and each container
+    template of ``templates`` (fleet_vars' templates, alike), whose image is neither a volume, a VMID, the name of a
+    container template of the cluster, nor one of ``declared_templates`` (the names of the declared templates, which
+    pve_container clones). A container template's, whether it exists or not: the spec that tells whether it is current
+    names the OS template by its volume, and its build is made from that."""
+    sources = set(declared_templates or ()) | {guest.get('name') for guest in guests or () if guest.get('template') and guest.get('type') == LXC}
+    candidates = [(host, machine, False) for host, machine in dict(machines or {}).items()]
+    candidates += [(host, machine, True) for host, machine in dict(templates or {}).items()]
     references = []
-    for host, machine in sorted(dict(machines or {}).items()):
+    for host, machine, template in sorted(candidates, key=lambda candidate: candidate[0]):
         options = machine.get('vm') or {}
         image = options.get('image')
-        if machine.get('type') != LXC or not isinstance(image, str) or not is_os_template_name(image) or image in templates:
+        if machine.get('type') != LXC or not isinstance(image, str) or not is_os_template_name(image) or image in sources:
             continue
-        if _exists(options, guests):
+        if not template and _exists(options, guests):
             continue
         if not options.get('node'):
             raise AnsibleFilterError(

@@ -2,8 +2,9 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 """An inventory that did not parse, or declares nothing, fails puls.proxmox.site with a non-zero exit status and a
 message naming the file, the document and the field, before the API is asked anything: from the command line (also
-under --limit, where the machines' play checks it), under ansible-runner as AWX runs a job, and as the systemd recipe (examples/systemd) runs a tick. An
-empty fleet on purpose needs pve_allow_empty_fleet; prune never runs on a fleet that did not parse.
+under --limit, and a limit to the broken manifest's machine alone, which names no host at all), under ansible-runner
+as AWX runs a job, and as the systemd recipe (examples/systemd) runs a tick. An empty fleet on purpose needs
+pve_allow_empty_fleet; prune never runs on a fleet that did not parse.
 
 Run inside a network namespace: hacking/netns-run .venv/bin/python -m pytest tests/integration/test_broken_inventory.py -p no:xdist
 """
@@ -79,7 +80,15 @@ def test_a_manifest_that_does_not_parse_fails_the_run_before_any_request_and_pru
     # check of the machines' play does.
     other = tmp_path / 'other.yml'
     other.write_text(f'pve_vms:\n  hosts:\n    other-01:\n      pve_image: "{lab_vms.TEMPLATE}"\n      pve_power: stopped\n')
-    for name, args in (('broken', ()), ('broken-check', ('--check',)), ('broken-limit', ('-i', str(other), '--limit', 'other-01'))):
+    # A limit to the machine of the broken manifest alone: it names no host at all, so no play would run.
+    runs = (
+        ('broken', ()),
+        ('broken-check', ('--check',)),
+        ('broken-limit', ('-i', str(other), '--limit', 'other-01')),
+        ('broken-limit-to-it', ('--limit', 'web-01')),
+        ('broken-limit-to-it-check', ('--limit', 'web-01', '--check')),
+    )
+    for name, args in runs:
         output = refused(site(lab, tmp_path, name, '-i', str(config), *args))
         assert f'Nothing was read or written: inventory source {config} did not parse: {REFUSED}' in output, output
     # Not one request, so no prune: the stray is still there.

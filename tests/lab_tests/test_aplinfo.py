@@ -1,9 +1,11 @@
 """The node's appliance index (tests/lab/pve/aplinfo.py, pve-manager PVE/API2/Nodes.pm aplinfo and apl_download): the
-served OS templates listed as PVE/APLInfo.pm makes its entries, and a download onto a storage by template name."""
+served OS templates listed as PVE/APLInfo.pm makes its entries, a download onto a storage by template name, and who may
+do either."""
 
 import hashlib
 
 from lab.images import CONTAINER_TEMPLATE, UBUNTU_CONTAINER_TEMPLATE
+from test_tags import as_token
 
 APLINFO = '/nodes/pve1/aplinfo'
 
@@ -33,3 +35,16 @@ def test_a_template_not_in_the_index_or_a_storage_without_vztmpl_is_refused(lab,
     assert (status, errors) == (400, {'template': 'no such template'})
     status, message, _errors = api.error('POST', APLINFO, storage='local-lvm', template=CONTAINER_TEMPLATE)
     assert (status, message) == (500, "storage 'local-lvm' does not support templates")
+
+
+def test_anyone_reads_the_index_and_a_download_takes_allocate_template_on_the_storage(lab):
+    """aplinfo's permissions are user => 'all'; apl_download's check ['perm', '/storage/{storage}',
+    ['Datastore.AllocateTemplate']] (pve-manager PVE/API2/Nodes.pm), as the lab's schema has them."""
+    call = as_token(lab, {'/storage/local': ['Datastore.Audit', 'Datastore.AllocateSpace']}, name='apl')
+    status, _message, index = call('GET', APLINFO)
+    assert status == 200 and {entry['template'] for entry in index} == {CONTAINER_TEMPLATE, UBUNTU_CONTAINER_TEMPLATE}
+    status, message, _data = call('POST', APLINFO, storage='local', template=UBUNTU_CONTAINER_TEMPLATE)
+    assert (status, message) == (403, 'Permission check failed (/storage/local, Datastore.AllocateTemplate)')
+    allowed = as_token(lab, {'/storage/local': ['Datastore.AllocateTemplate']}, name='apl-download')
+    status, _message, upid = allowed('POST', APLINFO, storage='local', template=UBUNTU_CONTAINER_TEMPLATE)
+    assert status == 200 and upid.startswith('UPID:pve1:')

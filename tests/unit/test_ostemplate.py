@@ -46,3 +46,9 @@ def test_a_name_found_nowhere_or_with_no_storage_to_download_to_is_an_error(name
     with pytest.raises(OsTemplateError) as raised:
         resolve(name, 'pve1', {}, INDEX, storages)
     assert str(raised.value).startswith(problem)
+
+
+def test_a_name_found_nowhere_on_a_node_whose_index_is_empty_says_to_update_the_index():
+    with pytest.raises(OsTemplateError) as raised:
+        resolve('debian-12-standard', 'pve1', {}, [], ['local'])
+    assert str(raised.value).endswith('its index is empty: run `pveam update` on the node, or give the volume of an OS template')

@@ -22,6 +22,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._privileges import (
     missing,
     need,
     notes_needs,
+    os_template_needs,
     require,
     tag_needs,
     vm_needs,
@@ -159,6 +160,13 @@ def test_iso_steps_need_the_storage_node_notes_and_download_rights():
     assert missing({'/storage/local': {'Datastore.AllocateTemplate': 1}, '/nodes/pve1': {'Sys.AccessNetwork': 1}}, [download]) == []
     assert grants(iso_needs([Step('pve1', 'replace', '')], 'local', download=False)) == [('Datastore.AllocateTemplate', '/storage/local'), ('Sys.Modify', '/')]
     assert grants(iso_needs([Step('pve1', 'delete', '')], 'local', download=False)) == [('Datastore.Allocate', '/storage/local'), ('Sys.Modify', '/')]
+
+
+def test_an_os_template_download_needs_allocate_template_on_its_storage_and_one_on_a_storage_nothing():
+    needs = os_template_needs({'storage': 'local', 'template': 'debian-12-standard_12.7-1_amd64.tar.zst'}, 'pve1')
+    assert grants(needs) == [('Datastore.AllocateTemplate', '/storage/local')]
+    assert 'to download the OS template debian-12-standard_12.7-1_amd64.tar.zst onto storage local of pve1' in needs[0].purpose
+    assert os_template_needs(None, 'pve1') == []
 
 
 def test_a_conversion_needs_power_config_cloudinit_template_and_the_previous_templates_rights():
