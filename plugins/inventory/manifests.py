@@ -207,7 +207,7 @@ from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
 
 from ansible_collections.puls.proxmox.plugins.module_utils._ostemplate import is_os_template_name
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import manifest_fields
+from ansible_collections.puls.proxmox.plugins.module_utils._guest_options import manifest_fields
 from ansible_collections.puls.proxmox.plugins.plugin_utils._declarations import SDN_LISTS, interface_identity, iso_identity, iso_volume, network_identity
 
 API_VERSION = 'proxmops.dev/v1'
@@ -346,7 +346,7 @@ def _given(entry):
 
 
 def _read(option):
-    """The variable of a VM option's manifest field (module_utils/_vm_registry.py), and how the field is read."""
+    """The variable of a VM option's manifest field (module_utils/_guest_options.py), and how the field is read."""
     if option.choices:
         return option.variable, partial(Fields.choice, choices=option.choices)
     return option.variable, {'int': Fields.positive_int, 'bool': Fields.boolean}.get(option.type, Fields.text)

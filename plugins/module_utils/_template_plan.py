@@ -53,7 +53,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     seed_drive_key,
     storage_of,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import template_config_keys
+from ansible_collections.puls.proxmox.plugins.module_utils._guest_options import template_config_keys
 
 STATES = ('present', 'converted', 'retired', 'absent')
 TEMPLATE_TAG = 'puls-template'  # the Notes block of the spec hashes

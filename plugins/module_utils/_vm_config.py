@@ -57,7 +57,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import (
     FirmwareDrive,
     NicSpec,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import OPTIONS_BY_NAME, VM_OPTIONS, VmOption
+from ansible_collections.puls.proxmox.plugins.module_utils._guest_options import OPTIONS_BY_NAME, VM_OPTIONS, VmOption
 
 _Value = TypeVar('_Value')
 
@@ -931,7 +931,7 @@ def _declared_parser(option: VmOption) -> Callable[[str, Any], Any]:
     if option.name in _OWN_PARSERS:
         return _OWN_PARSERS[option.name]
     if option.type == 'int':
-        # VmSpec's integer options each declare their minimum (test_vm_option_registry checks the parsers).
+        # VmSpec's integer options each declare their minimum (test_guest_options checks the parsers).
         return _integer(option.minimum or 0, option.maximum, option.meaning)
     if option.type == 'bool':
         return _flag

@@ -11,7 +11,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, 
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, VmSpec, allocates_volume, held_until_restart
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import BLANK, CONFIGURE, IMPORT, RESIZE, Creation, Observed, plan_vm
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import role_options
+from ansible_collections.puls.proxmox.plugins.module_utils._guest_options import role_options
 
 OWNED = {
     'name': 'app',

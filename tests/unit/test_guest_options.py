@@ -1,4 +1,4 @@
-"""Every place that spells a VM option agrees with its one declaration (plugins/module_utils/_vm_registry.py), and the
+"""Every place that spells a VM option agrees with its one declaration (plugins/module_utils/_guest_options.py), and the
 files made from the declarations (make generate) are up to date."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ansible_collections.puls.proxmox.plugins.inventory import manifests
 from ansible_collections.puls.proxmox.plugins.module_utils import _template_plan, _vm_config
 from ansible_collections.puls.proxmox.plugins.module_utils._privileges import PRIVILEGE_OF_KEY
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import (
+from ansible_collections.puls.proxmox.plugins.module_utils._guest_options import (
     OPTIONS_BY_NAME,
     VM_OPTIONS,
     manifest_fields,
@@ -37,7 +37,7 @@ ROLE_MAPPINGS = ('roles/reconcile/vars/main.yml', 'roles/reconcile/tasks/templat
 @pytest.mark.parametrize('path', list(generate_options.generated()), ids=lambda path: str(path.relative_to(REPO)))
 def test_a_generated_file_is_what_the_declarations_make(path):
     assert path.read_text() == generate_options.generated()[path], (
-        f'{path.relative_to(REPO)} is out of date with plugins/module_utils/_vm_registry.py; run: make generate'
+        f'{path.relative_to(REPO)} is out of date with plugins/module_utils/_guest_options.py; run: make generate'
     )
 
 
@@ -81,7 +81,7 @@ def test_no_role_file_maps_a_declared_option_by_hand():
     for path in ROLE_MAPPINGS:
         text = (REPO / path).read_text()
         mapped = [option.variable for option in VM_OPTIONS if option.pve_key and re.search(rf'\b{option.variable}\b', text)]
-        assert mapped == [], f'{path} maps {mapped} by hand; declare the option in plugins/module_utils/_vm_registry.py'
+        assert mapped == [], f'{path} maps {mapped} by hand; declare the option in plugins/module_utils/_guest_options.py'
 
 
 def test_the_role_reads_every_variable_it_maps():

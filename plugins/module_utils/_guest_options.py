@@ -8,7 +8,7 @@ The rest is derived: pve_vm's argument spec (``_vm_options``), VmSpec's checks a
 template spec-hash keys (``_template_plan``), the role's pve_vm options of a machine (the ``puls.proxmox.vm_options`` lookup),
 and the manifests inventory plugin's plain field mapping. The files Ansible needs static (the doc fragment
 ``puls.proxmox.vm_options``, roles/reconcile/meta/argument_specs.yml, docs/index.md) are written by
-``make generate`` (hacking/generate_options.py); tests/unit/test_vm_option_registry.py fails when one is out of date.
+``make generate`` (hacking/generate_options.py); tests/unit/test_guest_options.py fails when one is out of date.
 
 Pure data and pure functions: no I/O, no import of the collection (``_vm_config`` imports this file).
 """
