@@ -37,7 +37,7 @@ export NO_COLOR := 1
 
 help:
 	@echo "make test   set up .venv and run every test stage (sanity, lint, unit, integration)"
-	@echo "make generate  rewrite the files made from the VM options' declarations (plugins/module_utils/_vm_registry.py)"
+	@echo "make generate  rewrite the files made from the option table of pve_vm and pve_container (plugins/module_utils/_guest_options.py)"
 	@echo "make demo   set up, start the local Proxmox lab and show the collection against it"
 	@echo "make matrix VERSIONS=\"2.16 2.21\"  sanity, unit tests and the demo's four runs on each ansible-core of tests/matrix/versions"
 	@echo "make lab    run the local Proxmox lab in the foreground and print its PROXMOX_* settings"
@@ -67,8 +67,8 @@ system-deps-test system-deps-demo: $(STAMP)
 test: setup system-deps-test
 	@$(MAKE) --no-print-directory sanity lint unit integration
 
-# The doc fragment vm_options, the role variables of argument_specs.yml and docs/index.md's inventory reference, from
-# plugins/module_utils/_vm_registry.py; the unit test test_vm_option_registry.py fails when one is out of date.
+# The doc fragments vm_options and ct_options, the role variables and pve_container's keys of argument_specs.yml and
+# docs/index.md's inventory reference, from plugins/module_utils/_guest_options.py; the unit test test_guest_options.py fails when one is out of date.
 generate: setup
 	@$(BIN)/python hacking/generate_options.py
 

@@ -206,8 +206,8 @@ import yaml
 from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Constructable
 
+from ansible_collections.puls.proxmox.plugins.module_utils._guest_options import manifest_fields
 from ansible_collections.puls.proxmox.plugins.module_utils._ostemplate import is_os_template_name
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import manifest_fields
 from ansible_collections.puls.proxmox.plugins.plugin_utils._declarations import SDN_LISTS, interface_identity, iso_identity, iso_volume, network_identity
 
 API_VERSION = 'proxmops.dev/v1'
@@ -346,21 +346,23 @@ def _given(entry):
 
 
 def _read(option):
-    """The variable of a VM option's manifest field (module_utils/_vm_registry.py), and how the field is read."""
+    """The variable of a VM option's manifest field (module_utils/_guest_options.py), and how the field is read."""
+    variable = option.qemu.variable
     if option.choices:
-        return option.variable, partial(Fields.choice, choices=option.choices)
-    return option.variable, {'int': Fields.positive_int, 'bool': Fields.boolean}.get(option.type, Fields.text)
+        return variable, partial(Fields.choice, choices=option.choices)
+    return variable, {'int': Fields.positive_int, 'bool': Fields.boolean}.get(option.type, Fields.text)
 
 
 _OPTION_FIELDS = manifest_fields()
+_EXTENSION_FIELDS = {field for field, option in _OPTION_FIELDS.items() if option.qemu and option.qemu.manifest_extension}
 # Spec fields that set one variable each, and how each is read.
 _DIRECT_FIELDS = {
-    **{field: _read(option) for field, option in _OPTION_FIELDS.items() if not option.manifest_extension},
+    **{field: _read(option) for field, option in _OPTION_FIELDS.items() if field not in _EXTENSION_FIELDS},
     # Extensions: variables proxmops has no field for.
     'provision': ('pve_provision', Fields.text_list),
     'forceConfigCheck': ('pve_force_config_check', Fields.boolean),
     'replace': ('pve_replace', Fields.text),
-    **{field: _read(option) for field, option in _OPTION_FIELDS.items() if option.manifest_extension},
+    **{field: _read(option) for field, option in _OPTION_FIELDS.items() if field in _EXTENSION_FIELDS},
 }
 # Spec fields read by their own code.
 _STRUCTURED_FIELDS = ('image', 'fromTemplate', 'disks', 'net', 'cloudInit', 'state')

@@ -34,7 +34,7 @@ from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any
 
-from ansible_collections.puls.proxmox.plugins.module_utils._ct_options import FEATURES
+from ansible_collections.puls.proxmox.plugins.module_utils._guest_options import FEATURES
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     DEFAULT_BRIDGE,
     DEFAULT_OWNER_TAG,
@@ -427,7 +427,7 @@ SEPARATE_OPTIONS = ('disk_size', 'mount_points', 'unprivileged', 'gateway', 'net
 
 
 def managed_options() -> frozenset[str]:
-    """Every option a config key rule reads (tests/unit/test_ct_options.py)."""
+    """Every option a config key rule reads (tests/unit/test_guest_options.py)."""
     return frozenset(option for rule in _KEYS.values() for option in rule.options) | frozenset(SEPARATE_OPTIONS)
 
 

@@ -23,7 +23,6 @@ from ansible_collections.puls.proxmox.plugins.module_utils._address import stati
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_clone import clone_in_turn
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_config import CtSpec
-from ansible_collections.puls.proxmox.plugins.module_utils._ct_options import DEFAULT_SHUTDOWN_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import (
     CLONE,
     CONFIGURE,
@@ -41,7 +40,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import (
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_privileges import CT_CREATE_OLD_TAGS, container_needs
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
-from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC, guest_path, guests_path
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import DEFAULT_SHUTDOWN_TIMEOUT, LXC, guest_path, guests_path
 from ansible_collections.puls.proxmox.plugins.module_utils._linked import storage_types
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node

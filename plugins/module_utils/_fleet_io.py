@@ -38,16 +38,15 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _ct_io
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_config import CtSpec
-from ansible_collections.puls.proxmox.plugins.module_utils._ct_options import ARGUMENT_SPEC as CT_ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._ct_plan import find_container, plan_container
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC, QEMU
 from ansible_collections.puls.proxmox.plugins.module_utils._guests_io import describe
 from ansible_collections.puls.proxmox.plugins.module_utils._notes_io import NotesRequest, plan_notes
+from ansible_collections.puls.proxmox.plugins.module_utils._option_specs import CT_ARGUMENT_SPEC, VM_ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._tag_style import as_stored
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import Declared, Outcome, Vm, observe, reach_address, seed_volume_for
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC as VM_ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import find_vm, plan_vm
 from ansible_collections.puls.proxmox.plugins.module_utils._volumes import list_volumes
 

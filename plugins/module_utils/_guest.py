@@ -12,6 +12,8 @@ from __future__ import annotations
 QEMU = 'qemu'
 LXC = 'lxc'
 GUEST_TYPES = (QEMU, LXC)
+# Seconds a graceful shutdown of a guest of either type may take before it is stopped (its modules' shutdown_timeout).
+DEFAULT_SHUTDOWN_TIMEOUT = 180
 # What messages call a guest of each type, and the prefix of its HA resource id (pve-ha-manager
 # src/PVE/HA/Config.pm, parse_sid: vm:VMID for qemu, ct:VMID for lxc).
 _NOUNS = {QEMU: 'VM', LXC: 'container'}

@@ -33,6 +33,7 @@ from typing import Any
 
 from ansible_collections.puls.proxmox.plugins.module_utils import _notes, _provision_hash
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import GUEST_TYPES, LXC, QEMU
+from ansible_collections.puls.proxmox.plugins.module_utils._guest_options import template_config_keys
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     _PARSERS,
     DEFAULT_OWNER_TAG,
@@ -54,7 +55,6 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     storage_of,
     tag_set,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import template_config_keys
 
 STATES = ('present', 'converted', 'retired', 'absent')
 TEMPLATE_TAG = 'puls-template'  # the Notes block of the spec hashes

@@ -40,6 +40,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
+from ansible_collections.puls.proxmox.plugins.module_utils._guest_options import OPTIONS_BY_NAME, VM_OPTIONS, Option, Qemu
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import (
     BUSES_OF,
     CACHE_MODES,
@@ -57,7 +58,6 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_devices import (
     FirmwareDrive,
     NicSpec,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import OPTIONS_BY_NAME, VM_OPTIONS, VmOption
 
 _Value = TypeVar('_Value')
 
@@ -927,12 +927,20 @@ _OWN_PARSERS: dict[str, Callable[[str, Any], Any]] = {
 }
 
 
-def _declared_parser(option: VmOption) -> Callable[[str, Any], Any]:
+def _qemu(option: Option) -> Qemu:
+    """The option's pve_vm mapping (every option VmSpec holds has one)."""
+    if option.qemu is None:
+        raise ValueError(f'{option.name} is not a pve_vm option')
+    return option.qemu
+
+
+def _declared_parser(option: Option) -> Callable[[str, Any], Any]:
     if option.name in _OWN_PARSERS:
         return _OWN_PARSERS[option.name]
     if option.type == 'int':
-        # VmSpec's integer options each declare their minimum (test_vm_option_registry checks the parsers).
-        return _integer(option.minimum or 0, option.maximum, option.meaning)
+        # VmSpec's integer options each declare their minimum (test_guest_options checks the parsers).
+        qemu = _qemu(option)
+        return _integer(qemu.minimum or 0, qemu.maximum, qemu.meaning)
     if option.type == 'bool':
         return _flag
     return _choice(*option.choices) if option.choices else _text
@@ -1033,11 +1041,12 @@ def _render_tags(spec: VmSpec, current: Any) -> str:
     return render_tags(spec.tags, current, spec.owner_tag)
 
 
-def _declared_key(option: VmOption) -> _ConfigKey:
+def _declared_key(option: Option) -> _ConfigKey:
     """The rule of a key written as its option's value: an integer, or a flag (PVE writes 0 or 1)."""
     if option.type == 'bool':
         return _ConfigKey((option.name,), lambda spec, current: int(getattr(spec, option.name)), as_bool, as_bool)
-    value = _integer_value(option.pve_default, option.pve_default_property)
+    qemu = _qemu(option)
+    value = _integer_value(qemu.pve_default, qemu.pve_default_property)
     return _ConfigKey((option.name,), lambda spec, current: getattr(spec, option.name), value, value)
 
 
@@ -1068,7 +1077,7 @@ _OWN_KEYS: dict[str, _ConfigKey] = {
 # In the options' order, so that a diff lists the keys as pve_vm's documentation lists the options.
 _KEYS: dict[str, _ConfigKey] = dict(
     sorted(
-        {**{option.pve_key: _declared_key(option) for option in VM_OPTIONS if option.pve_key}, **_OWN_KEYS}.items(),
+        {**{pve_key: _declared_key(option) for option in VM_OPTIONS if (pve_key := _qemu(option).pve_key)}, **_OWN_KEYS}.items(),
         key=lambda item: list(OPTIONS_BY_NAME).index(item[1].options[0]),
     )
 )

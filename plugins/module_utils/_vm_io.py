@@ -36,7 +36,7 @@ from ansible_collections.puls.proxmox.plugins.module_utils._address import (
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
 from ansible_collections.puls.proxmox.plugins.module_utils._cidata import SeedIso, build_seed_iso, nocloud_seed
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, is_missing
-from ansible_collections.puls.proxmox.plugins.module_utils._guest import guest_path, guests_path
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import DEFAULT_SHUTDOWN_TIMEOUT, guest_path, guests_path
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, IMPORT, ImageSource, resolve_image
 from ansible_collections.puls.proxmox.plugins.module_utils._ownership import with_record
 from ansible_collections.puls.proxmox.plugins.module_utils._placement import choose_node, locality_volumes, uses_local_storage
@@ -79,7 +79,6 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import (
 from ansible_collections.puls.proxmox.plugins.module_utils._vmid import create_with_new_vmid
 from ansible_collections.puls.proxmox.plugins.module_utils._volumes import delete_volume, list_volumes, upload_volume
 
-DEFAULT_SHUTDOWN_TIMEOUT = 180
 DEFAULT_AGENT_TIMEOUT = 120
 
 

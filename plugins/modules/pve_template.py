@@ -284,12 +284,11 @@ diff:
 '''
 
 from ansible_collections.puls.proxmox.plugins.module_utils._api import DEFAULT_TASK_TIMEOUT
-from ansible_collections.puls.proxmox.plugins.module_utils._guest import GUEST_TYPES
+from ansible_collections.puls.proxmox.plugins.module_utils._guest import DEFAULT_SHUTDOWN_TIMEOUT, GUEST_TYPES
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
 from ansible_collections.puls.proxmox.plugins.module_utils._template_io import reconcile
 from ansible_collections.puls.proxmox.plugins.module_utils._template_plan import STATES, TemplateRequest
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import DEFAULT_OWNER_TAG, SpecError
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import DEFAULT_SHUTDOWN_TIMEOUT
 
 ARGUMENT_SPEC = {
     'name': {'type': 'str', 'required': True},

@@ -236,13 +236,13 @@ from ansible_collections.puls.proxmox.plugins.module_utils._cidata import (
     SeedDataError,
 )
 from ansible_collections.puls.proxmox.plugins.module_utils._module import PveModule
+from ansible_collections.puls.proxmox.plugins.module_utils._option_specs import VM_ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_io import reconcile_vm
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
 
 
 def main():
-    module = PveModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = PveModule(argument_spec=VM_ARGUMENT_SPEC, supports_check_mode=True)
     if module.params['user_data'] is not None:
         for library, present, trace in (('PyYAML', HAS_YAML, YAML_IMPORT_ERROR), ('pycdlib', HAS_PYCDLIB, PYCDLIB_IMPORT_ERROR)):
             if not present:

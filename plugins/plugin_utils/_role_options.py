@@ -1,7 +1,7 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The reconcile role's module options from a machine's pve_* variables, in one place: pve_vm's by the VM option
-registry (module_utils/_vm_registry.py), pve_container's and pve_notes_hash's here. The lookup vm_options gives them to
+"""The reconcile role's module options from a machine's pve_* variables, in one place: pve_vm's by the option
+table (module_utils/_guest_options.py), pve_container's from the table's container mappings and pve_notes_hash's here. The lookup vm_options gives them to
 the role's tasks (vars/main.yml); fleet_vars builds every machine's in one pass for the pre-flight's pve_fleet_info, in
 Python rather than by templating the role's variables per host (a Jinja template is compiled anew each time it is
 templated). Both give the modules the same options."""
@@ -13,7 +13,7 @@ from typing import Any
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.puls.proxmox.plugins.module_utils import _vm_registry
+from ansible_collections.puls.proxmox.plugins.module_utils import _guest_options
 from ansible_collections.puls.proxmox.plugins.module_utils._guest import LXC, QEMU
 
 # pve_notes_hash's options, each from its role variable.
@@ -24,7 +24,13 @@ PROVISION_VARIABLES = {
     'hash_include': 'pve_provision_hash_include',
     'base_dir': 'pve_provision_dir',
 }
-CONTAINER_VARIABLES = ('pve_container', 'pve_ssh_keys', 'pve_vm_name', 'pve_power', 'pve_owner_tag', 'pve_adopt', 'pve_apply_mode', 'pve_vmid')
+# pve_container's options come from a container's pve_container, the ones the role sets for every machine from their
+# variables (the option table's lxc mappings with a variable), and root's keys from pve_ssh_keys.
+CONTAINER_VARIABLES = (
+    'pve_container',
+    'pve_ssh_keys',
+    *(option.lxc.variable for option in _guest_options.CT_OPTIONS if option.lxc and option.lxc.variable),
+)
 
 
 def container_options(declared: Mapping[str, Any]) -> dict[str, Any]:
@@ -37,15 +43,9 @@ def container_options(declared: Mapping[str, Any]) -> dict[str, Any]:
     if 'pve_ssh_keys' in declared and ':vztmpl/' in str(container.get('image') or ''):
         options['ssh_keys'] = declared['pve_ssh_keys']
     options.update(container)
-    options.update(
-        name=declared['pve_vm_name'],
-        state='started' if declared.get('pve_power') == 'running' else 'stopped',
-        owner_tag=declared['pve_owner_tag'],
-        adopt=boolean(declared.get('pve_adopt', False), strict=False),
-        apply_mode=declared['pve_apply_mode'],
-    )
-    if 'pve_vmid' in declared:
-        options['vmid'] = declared['pve_vmid']
+    options.update(_guest_options.role_given(LXC, declared))
+    options['state'] = 'started' if declared.get('pve_power') == 'running' else 'stopped'
+    options['adopt'] = boolean(declared.get('pve_adopt', False), strict=False)
     return options
 
 
@@ -55,12 +55,12 @@ def provision_options(declared: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _vm_purpose(purpose: str) -> tuple[tuple[str, ...], Any]:
-    return _vm_registry.role_variables(purpose), lambda declared: _vm_registry.role_options(purpose, declared)
+    return _guest_options.role_variables(purpose), lambda declared: _guest_options.role_options(purpose, declared)
 
 
 # Each purpose of the lookup vm_options: the role variables it reads, and what it makes of those that are defined.
 PURPOSES = {
-    **{purpose: _vm_purpose(purpose) for purpose in _vm_registry.PURPOSES},
+    **{purpose: _vm_purpose(purpose) for purpose in _guest_options.PURPOSES},
     'container': (CONTAINER_VARIABLES, container_options),
     'provision': (tuple(PROVISION_VARIABLES.values()), provision_options),
 }
@@ -78,7 +78,7 @@ def fleet_machine(host: str, declared: Mapping[str, Any], container: bool) -> di
     return {
         'host': host,
         'type': LXC if container else QEMU,
-        'vm': container_options(declared) if container else _vm_registry.machine_options(declared),
+        'vm': container_options(declared) if container else _guest_options.machine_options(declared),
         'provision': provision_options(declared),
         'replace': declared.get('pve_replace', ''),
     }

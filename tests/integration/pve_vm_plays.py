@@ -11,7 +11,7 @@ import collections
 import subprocess
 from urllib.parse import parse_qsl
 
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import VM_OPTIONS
+from ansible_collections.puls.proxmox.plugins.module_utils._guest_options import VM_OPTIONS
 
 # pve_vm's options but its name, as the collection declares them.
 OPTIONS = tuple(option.name for option in VM_OPTIONS if option.name != 'name')

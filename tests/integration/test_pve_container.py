@@ -17,7 +17,7 @@ from lab.images import CONTAINER_TEMPLATE
 from polling import wait_until
 from pve_vm_plays import sent, ssh_public_key, vm_env
 
-from ansible_collections.puls.proxmox.plugins.module_utils._ct_options import ARGUMENT_SPEC
+from ansible_collections.puls.proxmox.plugins.module_utils._option_specs import CT_ARGUMENT_SPEC
 from playbooks import four_runs, run_playbook
 
 TASK = 'pve_container'
@@ -28,7 +28,7 @@ PASSWORD = 'ct-root-Secret-4711'
 def ct_task():
     """The pve_container task: name from the inventory host, every option from the host's `ct` (omitted when unset)."""
     args = {'name': '{{ inventory_hostname }}'}
-    args.update((option, '{{ ct.%s | default(omit) }}' % option) for option in ARGUMENT_SPEC if option != 'name')
+    args.update((option, '{{ ct.%s | default(omit) }}' % option) for option in CT_ARGUMENT_SPEC if option != 'name')
     return {'name': TASK, 'puls.proxmox.pve_container': args}
 
 

@@ -112,7 +112,7 @@ def test_each_option_group_converges_in_four_runs(lab, tmp_path):
     hw1 = config_of(lab, 'hw1')
     assert [str(hw1[key]) for key in ('cores', 'sockets', 'memory', 'cpu', 'machine', 'onboot')] == ['4', '2', '3072', 'host', 'q35', '1']
     assert real['hw1']['diff']['after']['machine'] == 'q35' and real['hw1']['status'] == 'stopped'
-    # balloon, declared once (module_utils/_vm_registry.py): written, then as declared (four_runs: the second run changes nothing).
+    # balloon, declared once (module_utils/_guest_options.py): written, then as declared (four_runs: the second run changes nothing).
     assert str(hw1['balloon']) == '1024' and 'balloon' in real['hw1']['changes'] and not again['hw1']['changed']
 
     # Network and cloud-init: the guest booted with the address, user and key; the password never shows.

@@ -1,11 +1,13 @@
 # Copyright (c) 2026, puls.proxmox contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""balloon, declared once (plugins/module_utils/_vm_registry.py): checked, written, compared, planned and mapped."""
+"""balloon, declared once (plugins/module_utils/_guest_options.py): checked, written, compared, planned and mapped."""
 
 from __future__ import annotations
 
 import pytest
 
+from ansible_collections.puls.proxmox.plugins.module_utils._guest_options import role_options
+from ansible_collections.puls.proxmox.plugins.module_utils._option_specs import VM_ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     SpecError,
     VmSpec,
@@ -14,12 +16,10 @@ from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import (
     held_until_restart,
     same_value,
 )
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import role_options
 
 
 def test_balloon_is_a_pve_vm_option():
-    assert ARGUMENT_SPEC['balloon'] == {'type': 'int'}
+    assert VM_ARGUMENT_SPEC['balloon'] == {'type': 'int'}
 
 
 @pytest.mark.parametrize('declared, parsed', [(0, 0), ('1024', 1024), (2048, 2048)])

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.puls.proxmox.plugins.module_utils._guest_options import role_options
 from ansible_collections.puls.proxmox.plugins.module_utils._image import CLONE, ImageSource
+from ansible_collections.puls.proxmox.plugins.module_utils._option_specs import VM_ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_config import SpecError, VmSpec, allocates_volume, held_until_restart
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_options import ARGUMENT_SPEC
 from ansible_collections.puls.proxmox.plugins.module_utils._vm_plan import BLANK, CONFIGURE, IMPORT, RESIZE, Creation, Observed, plan_vm
-from ansible_collections.puls.proxmox.plugins.module_utils._vm_registry import role_options
 
 OWNED = {
     'name': 'app',
@@ -36,9 +36,9 @@ def plan(status='stopped', **params):
 
 
 def test_disks_and_nets_are_lists_of_dicts_with_role_variables():
-    assert ARGUMENT_SPEC['disks'] == {'type': 'list', 'elements': 'dict'}
-    assert ARGUMENT_SPEC['nets'] == {'type': 'list', 'elements': 'dict'}
-    assert ARGUMENT_SPEC['remove_undeclared_disks'] == {'type': 'bool', 'default': False}
+    assert VM_ARGUMENT_SPEC['disks'] == {'type': 'list', 'elements': 'dict'}
+    assert VM_ARGUMENT_SPEC['nets'] == {'type': 'list', 'elements': 'dict'}
+    assert VM_ARGUMENT_SPEC['remove_undeclared_disks'] == {'type': 'bool', 'default': False}
     options = role_options('machine', {'pve_disks': [{'slot': 'scsi1', 'size': 16}], 'pve_nets': [{'slot': 'net1'}], 'pve_remove_undeclared_disks': True})
     assert options['disks'] == [{'slot': 'scsi1', 'size': 16}] and options['nets'] == [{'slot': 'net1'}] and options['remove_undeclared_disks']
 
