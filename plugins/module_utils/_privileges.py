@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from ansible_collections.puls.proxmox.plugins.module_utils._errors import PveApiError, grant_hint
@@ -148,7 +149,7 @@ def vm_needs(actions: Iterable[Any], vmid: int | None, source_config: Mapping[st
 # qemu-server PVE/API2/Qemu.pm create_vm checks the tags against `{}` as the old ones, which split_list makes one tag.
 CREATE_OLD_TAG = 'HASH(0x...)'
 # pve_vm's plan action that creates a VM with its config's tags, and the old tags PVE checks them against.
-VM_CREATE_OLD_TAGS = {IMPORT: frozenset({CREATE_OLD_TAG})}
+VM_CREATE_OLD_TAGS = MappingProxyType({IMPORT: frozenset({CREATE_OLD_TAG})})
 _ROOT_MODIFY = Grant('Sys.Modify', '/')
 
 

@@ -320,7 +320,7 @@ def test_a_failed_reload_says_what_is_left_staged(lab, tmp_path):
     assert "ended with: command 'ifreload -a' failed: exit code 1" in message, run.one('Reload')
     assert 'so nothing is left staged and the next run finds nothing to change' in message and 'ifreload -a)' in message
     assert files(lab)[1] is None and 'vmbr2' in interfaces(lab)
-    lab.call(lambda: lab.pve.network_reload_failures.clear())
+    lab.call(lab.pve.network_reload_failures.clear)
     lab.call(lambda: lab.pve.nodes_without_ifupdown2.add('pve1'))
     lab_vms.client(lab).post(NET, iface='vmbr8', type='bridge', comments='staged by hand')
     declared = [{'name': 'vmbr3', 'type': 'bridge', 'ports': ['eno2']}]
