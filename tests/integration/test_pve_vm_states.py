@@ -244,17 +244,22 @@ def up_for_an_hour(lab, tmp_path, env, name, index):
     return first, dict(first, ip=f'{lab.address(index + 1)}/24')
 
 
+def awaiting_restart(lab, tmp_path, env, name, index):
+    """VM name up for an hour (up_for_an_hour), then its address changed by a run: the running guest awaits its restart
+    for ipconfig0. Its new options and the lab's VM."""
+    _first, moved = up_for_an_hour(lab, tmp_path, env, name, index)
+    change = run_playbook(tmp_path, vm_play(), env, inventory({name: moved}), name='change')
+    assert change.rc == 0, change.stdout
+    assert change.one(TASK, name)['changed'] and change.one(TASK, name)['reboot_required'] == ['ipconfig0']
+    return moved, vm_named(lab, name)
+
+
 @pytest.mark.lab(time_scale=0.01)
 def test_a_changed_address_of_a_running_vm_awaits_its_restart_in_later_runs_too(lab, tmp_path):
     # PVE applies a changed ipconfig0 to the config at once and GET .../cloudinit never lists it (qemu-server
     # Qemu.pm cloudinit_pending): only the module's restart record says the guest still has its old address.
     env = vm_env(lab, tmp_path)
-    _first, moved = up_for_an_hour(lab, tmp_path, env, 'rr-web', 41)
-
-    change = run_playbook(tmp_path, vm_play(), env, inventory({'rr-web': moved}), name='change')
-    assert change.rc == 0, change.stdout
-    assert change.one(TASK, 'rr-web')['changed'] and change.one(TASK, 'rr-web')['reboot_required'] == ['ipconfig0']
-    vm = vm_named(lab, 'rr-web')
+    moved, vm = awaiting_restart(lab, tmp_path, env, 'rr-web', 41)
     assert '[puls-pending: vmid=%d,' % vm.vmid in vm.config['description']
     # PVE itself reports nothing pending.
     api = lab_vms.client(lab)
@@ -281,11 +286,7 @@ def test_a_live_migration_restarts_nothing_so_the_changed_address_still_awaits_t
     # A live migration runs the guest on in a new QEMU process (its uptime restarts: qemu-server QemuServer.pm
     # vmstatus) with its old cloud-init drive (vm_start_nolock regenerates none for a migration's start).
     env = vm_env(lab, tmp_path)
-    _first, moved = up_for_an_hour(lab, tmp_path, env, 'lm-web', 43)
-    change = run_playbook(tmp_path, vm_play(), env, inventory({'lm-web': moved}), name='change')
-    assert change.rc == 0 and change.one(TASK, 'lm-web')['reboot_required'] == ['ipconfig0'], change.stdout
-
-    vm = vm_named(lab, 'lm-web')
+    moved, vm = awaiting_restart(lab, tmp_path, env, 'lm-web', 43)
     api = lab_vms.client(lab)
     upid = lab.call(lab.pve.migrate(vm.vmid, 'pve2', secs=10))
     api.wait_task(upid, 60, 'migrating VM lm-web')  # raises unless the task ends OK
@@ -312,10 +313,7 @@ def test_a_resume_after_hibernation_restarts_nothing_whether_a_start_or_a_resume
     # qemu-server Qemu.pm vm_suspend with todisk, then vm_start (a qmstart task) or vm_resume (qmresume): the saved guest
     # runs on in a new QEMU process with its boot and its old address (QemuServer.pm vm_start_nolock logs the resume).
     env = vm_env(lab, tmp_path)
-    _first, moved = up_for_an_hour(lab, tmp_path, env, 'hb-web', 46)
-    change = run_playbook(tmp_path, vm_play(), env, inventory({'hb-web': moved}), name='change')
-    assert change.rc == 0 and change.one(TASK, 'hb-web')['reboot_required'] == ['ipconfig0'], change.stdout
-    vm = vm_named(lab, 'hb-web')
+    moved, vm = awaiting_restart(lab, tmp_path, env, 'hb-web', 46)
     api = lab_vms.client(lab)
     status = '/nodes/pve1/qemu/%d/status/' % vm.vmid
     old_address = lab.guest(vm.vmid).address
