@@ -61,11 +61,12 @@ def main(role):
     for path in sorted((role / 'tasks').glob('*.yml')):
         for task in walk(yaml.safe_load(path.read_text()) or ()):
             counts['tasks'] += 1
-            action = short(action_of(task) or '')
+            key = action_of(task)
+            action = short(key or '')
             counts['set_fact'] += action == 'set_fact'
             counts['includes'] += action in INCLUDES
             if action == 'set_fact':
-                internal.update(k for k in task[action_of(task)] if k != 'cacheable')
+                internal.update(k for k in task[key] if k != 'cacheable')
             if 'register' in task:
                 internal.add(task['register'])
             if 'when' in task:
